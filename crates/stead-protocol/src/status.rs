@@ -1,0 +1,33 @@
+//! Results of the lifecycle methods: `status` and `stop`.
+
+use serde::{Deserialize, Serialize};
+
+/// What `stead status --json` prints. Times are RFC 3339 in UTC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusResult {
+    pub server_id: String,
+    pub pid: u32,
+    pub epoch: i64,
+    pub version: String,
+    pub protocol: String,
+    pub started_at: String,
+    pub lease_expires_at: String,
+    pub state_dir: String,
+    pub socket: String,
+    /// The process start identity the lease and lock file record for this server.
+    pub start_identity: String,
+}
+
+/// Parameters of `stop`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StopParams {}
+
+/// The answer to `stop`, sent once the server has released its lease, lock file and
+/// socket, so a successor can start the moment the client reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopResult {
+    pub server_id: String,
+    pub pid: u32,
+    pub start_identity: String,
+}

@@ -1,0 +1,72 @@
+//! Errors to exit codes and messages, in one place. The codes are documented in the
+//! README and defined in `stead_protocol::exit`.
+
+use stead_protocol::{ErrorCode, exit};
+
+use stead::client::ClientError;
+use stead::config::ConfigError;
+use stead::paths::PathsError;
+use stead::server::startup::StartError;
+use stead::store::StoreError;
+
+/// Prints `err` to stderr and returns its exit code.
+pub fn report_error(err: &anyhow::Error) -> i32 {
+    if is_broken_pipe(err) {
+        // The reader went away (`stead runs | head`): nothing to say, nobody to say it to.
+        return exit::SUCCESS;
+    }
+    eprintln!("stead: {err:#}");
+    exit_code(err)
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn exit_code(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<ClientError>() {
+            return match e {
+                ClientError::Paths(_) => exit::IO_ERROR,
+                ClientError::Config(_) => exit::CONFIG,
+                ClientError::NotRunning { .. }
+                | ClientError::Unavailable(_)
+                | ClientError::Io(_) => exit::UNAVAILABLE,
+                ClientError::Server(body) => match body.code {
+                    ErrorCode::InvalidParams => exit::USAGE,
+                    ErrorCode::ShuttingDown | ErrorCode::StoreUnavailable => exit::UNAVAILABLE,
+                    ErrorCode::InvalidJson
+                    | ErrorCode::LineTooLong
+                    | ErrorCode::InvalidRequest
+                    | ErrorCode::UnknownMethod
+                    | ErrorCode::Internal => exit::SOFTWARE,
+                    ErrorCode::NotFound | ErrorCode::Conflict => exit::FAILURE,
+                },
+                ClientError::Protocol(_) => exit::SOFTWARE,
+            };
+        }
+        if cause.is::<ConfigError>() {
+            return exit::CONFIG;
+        }
+        if cause.is::<PathsError>() {
+            return exit::IO_ERROR;
+        }
+        if let Some(e) = cause.downcast_ref::<StartError>() {
+            return match e {
+                StartError::LeaseHeld { .. } => exit::UNAVAILABLE,
+                StartError::Store(_) | StartError::Bind { .. } | StartError::Lock(_) => {
+                    exit::IO_ERROR
+                }
+                StartError::Identity(_) => exit::SOFTWARE,
+            };
+        }
+        if cause.is::<StoreError>() {
+            return exit::IO_ERROR;
+        }
+    }
+    exit::FAILURE
+}

@@ -1,0 +1,146 @@
+//! `stead serve`: the server in the foreground.
+//!
+//! Clients start it as `stead --state-dir DIR serve --spawned`: detached, with stderr a
+//! pipe back to the client. A spawned server writes its startup diagnostic to that pipe
+//! and, once serving, points stderr at /dev/null so it never holds the client's pipe
+//! open. Logs always go to `DIR/logs/server.log`; in the foreground, to stderr as well.
+
+use std::fs::{self, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use stead::clock;
+use stead::config::Config;
+use stead::paths::StatePaths;
+use stead::server::{self, Outcome, StopReason, World};
+use stead::store::sqlite::SqliteStore;
+use stead_protocol::exit;
+use tracing_subscriber::fmt::writer::MakeWriterExt;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// A log file past this size is moved to `server.log.1` when a server starts.
+const LOG_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Started by a client: report startup problems on stderr only, then detach from it
+    #[arg(long, hide = true)]
+    spawned: bool,
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let paths = StatePaths::resolve(dir)?;
+    let config = Config::load(&paths.config())?;
+    init_logging(&paths, args.spawned)?;
+    let store = SqliteStore::open(&paths.ledger())?;
+    let world = World {
+        paths: paths.clone(),
+        config,
+        store: Arc::new(store),
+        clock: clock::system(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")?;
+    let outcome = runtime.block_on(server::run(world, stop_signal(), |_hello| {
+        if args.spawned {
+            detach_stderr();
+        }
+    }))?;
+    match outcome {
+        Outcome::Stopped(reason) => Ok(match reason {
+            StopReason::Superseded(_) => exit::FAILURE,
+            _ => exit::SUCCESS,
+        }),
+        Outcome::AlreadyServing { hello, .. } => {
+            eprintln!(
+                "stead: a server is already serving {} (pid {}, server {}); nothing to do",
+                paths.dir().display(),
+                hello.pid,
+                hello.server_id
+            );
+            Ok(if args.spawned {
+                exit::SUCCESS
+            } else {
+                exit::FAILURE
+            })
+        }
+    }
+}
+
+async fn stop_signal() -> StopReason {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        // Without signal handlers the default action (exit) still applies.
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => StopReason::Signal("SIGTERM"),
+        _ = int.recv() => StopReason::Signal("SIGINT"),
+    }
+}
+
+fn init_logging(paths: &StatePaths, spawned: bool) -> anyhow::Result<()> {
+    let logs = paths.logs_dir();
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&logs)
+        .with_context(|| format!("failed to create {}", logs.display()))?;
+    let path = paths.server_log();
+    if fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
+        let _ = fs::rename(&path, logs.join("server.log.1"));
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("failed to open {}", path.display()))?;
+    let filter = EnvFilter::try_from_env("STEAD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let file = Arc::new(file);
+    let to_file = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .with_target(false)
+        .with_writer(file);
+    // A spawned server's stderr is the pipe its client reads until it serves: warnings
+    // there (such as "waiting for a live lease") become the client's diagnostic.
+    let to_stderr = tracing_subscriber::fmt::layer()
+        .with_target(false)
+        .with_writer(std::io::stderr.with_max_level(if spawned {
+            tracing::Level::WARN
+        } else {
+            tracing::Level::TRACE
+        }));
+    let to_stderr = if spawned {
+        to_stderr
+            .without_time()
+            .with_level(false)
+            .with_ansi(false)
+            .boxed()
+    } else {
+        to_stderr.boxed()
+    };
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(to_file)
+        .with(to_stderr)
+        .init();
+    Ok(())
+}
+
+/// Points stderr at /dev/null: the client that spawned us reads our stderr only until
+/// we serve, and must not wait on a pipe we would hold open for our whole life.
+fn detach_stderr() {
+    if let Ok(null) = fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = rustix::stdio::dup2_stderr(&null);
+    }
+}

@@ -1,0 +1,40 @@
+//! `stead status`: the serving server, started on demand.
+
+use std::path::Path;
+
+use stead::client::Client;
+use stead_protocol::{StatusResult, exit};
+
+use super::output;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print the status as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let client = Client::for_state_dir(dir)?;
+    let status = client.connect_or_start()?.status()?;
+    if args.json {
+        output::json(&status)?;
+    } else {
+        output::text(&render(&status))?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn render(s: &StatusResult) -> String {
+    format!(
+        "stead {version} is serving {dir}\n  server   {id} (pid {pid}, epoch {epoch})\n  started  {started}\n  lease    valid until {lease}\n  socket   {socket}\n",
+        version = s.version,
+        dir = s.state_dir,
+        id = s.server_id,
+        pid = s.pid,
+        epoch = s.epoch,
+        started = s.started_at,
+        lease = s.lease_expires_at,
+        socket = s.socket,
+    )
+}

@@ -1,0 +1,92 @@
+//! `stead stop`: ask the server to stop and wait until its process is gone.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use stead::client::{Client, ClientError};
+use stead::lifecycle::identity::{self, StartIdentity};
+use stead_protocol::exit;
+
+use super::output;
+
+/// How long to wait for the stopped process to exit. The server has already released
+/// everything when it answers, so this only bounds the wait for its open requests.
+const EXIT_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print the result as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Stopped {
+    was_running: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
+    /// Whether the process had exited when this command returned.
+    exited: bool,
+    waited_ms: u64,
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let client = Client::for_state_dir(dir)?;
+    let started = Instant::now();
+    let result = match client.connect() {
+        Err(ClientError::NotRunning { .. }) => Stopped {
+            was_running: false,
+            server_id: None,
+            pid: None,
+            exited: true,
+            waited_ms: 0,
+        },
+        Err(e) => return Err(e.into()),
+        Ok(mut conn) => {
+            let stopped = conn.stop()?;
+            let identity = StartIdentity::from_stored(stopped.start_identity);
+            let exited = wait_gone(stopped.pid, &identity);
+            Stopped {
+                was_running: true,
+                server_id: Some(stopped.server_id),
+                pid: Some(stopped.pid),
+                exited,
+                waited_ms: started.elapsed().as_millis() as u64,
+            }
+        }
+    };
+    if args.json {
+        output::json(&result)?;
+    } else if !result.was_running {
+        output::text(&format!(
+            "no stead server is running for {}\n",
+            client.paths.dir().display()
+        ))?;
+    } else {
+        let pid = result.pid.unwrap_or_default();
+        let id = result.server_id.as_deref().unwrap_or_default();
+        if result.exited {
+            output::text(&format!("stopped server {id} (pid {pid})\n"))?;
+        } else {
+            output::text(&format!(
+                "server {id} (pid {pid}) released the state directory but is still finishing open requests\n"
+            ))?;
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// Waits for the process to be gone: its pid dead or reused (start identity differs).
+fn wait_gone(pid: u32, identity: &StartIdentity) -> bool {
+    let deadline = Instant::now() + EXIT_WAIT;
+    while identity::is_alive(pid, identity) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}

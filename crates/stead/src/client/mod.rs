@@ -1,0 +1,152 @@
+//! The client library: connect to a state directory's server, start one when none
+//! serves, and make typed calls.
+//!
+//! Calls are synchronous (a blocking unix socket): a CLI process makes one or two calls
+//! and exits, and any program can use the library without an async runtime. From async
+//! code, run calls on a blocking thread.
+//!
+//! ```no_run
+//! use stead::client::Client;
+//! let mut client = Client::for_state_dir(None)?.connect_or_start()?;
+//! println!("{}", client.status()?.server_id);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod ensure;
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use stead_protocol::{
+    ErrorBody, Hello, Outcome, RequestEnvelope, ResponseEnvelope, StatusResult, StopParams,
+    StopResult, method,
+};
+
+pub use ensure::{MAX_SPAWNS, ServerSpawner, Spawner, ensure_available};
+
+use crate::config::{Config, ConfigError};
+use crate::lifecycle::probe::{self, Greeted, NotServing};
+use crate::paths::{PathsError, StatePaths};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error(transparent)]
+    Paths(#[from] PathsError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("no stead server is serving {dir}")]
+    NotRunning { dir: String },
+    #[error("stead server did not become ready: {0}")]
+    Unavailable(String),
+    #[error("lost the connection to the stead server: {0}")]
+    Io(#[from] io::Error),
+    #[error("{}", .0.message)]
+    Server(ErrorBody),
+    #[error("the stead server sent something this client does not understand: {0}")]
+    Protocol(String),
+}
+
+/// A state directory plus its configuration: the starting point of every client.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub paths: StatePaths,
+    pub config: Config,
+}
+
+impl Client {
+    /// Resolves the state directory (flag, `STEAD_STATE_DIR`, platform default) and
+    /// loads its configuration.
+    pub fn for_state_dir(dir: Option<&Path>) -> Result<Self, ClientError> {
+        let paths = StatePaths::resolve(dir)?;
+        let config = Config::load(&paths.config())?;
+        Ok(Self { paths, config })
+    }
+
+    /// Connects to the serving server, or fails with [`ClientError::NotRunning`].
+    pub fn connect(&self) -> Result<Connection, ClientError> {
+        Connection::open(self.paths.socket(), self.config.timings.probe_timeout).map_err(|why| {
+            match why {
+                NotServing::Missing | NotServing::Connect(_) => ClientError::NotRunning {
+                    dir: self.paths.dir().display().to_string(),
+                },
+                other => ClientError::Unavailable(other.to_string()),
+            }
+        })
+    }
+
+    /// Connects, starting a server (this same binary's `serve`) when none serves.
+    pub fn connect_or_start(&self) -> Result<Connection, ClientError> {
+        let mut spawner = ServerSpawner::current_exe(self.paths.dir())?;
+        ensure_available(self.paths.socket(), &self.config.timings, &mut spawner)
+    }
+}
+
+/// An open session with a server.
+#[derive(Debug)]
+pub struct Connection {
+    greeted: Greeted,
+    next_id: u64,
+}
+
+impl Connection {
+    /// Connects to `socket` and reads the hello within `timeout`.
+    pub fn open(socket: &Path, timeout: Duration) -> Result<Self, NotServing> {
+        Ok(Self {
+            greeted: probe::open(socket, timeout)?,
+            next_id: 1,
+        })
+    }
+
+    /// The hello the server sent on this connection.
+    pub fn hello(&self) -> &Hello {
+        &self.greeted.hello
+    }
+
+    /// Sends one request and waits for its response.
+    pub fn call<R: DeserializeOwned>(
+        &mut self,
+        method: &str,
+        params: impl Serialize,
+    ) -> Result<R, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = RequestEnvelope {
+            id,
+            method: method.to_string(),
+            params: serde_json::to_value(params)
+                .map_err(|e| ClientError::Protocol(e.to_string()))?,
+        };
+        let mut line = serde_json::to_vec(&request).expect("requests always serialize");
+        line.push(b'\n');
+        self.greeted.reader.get_mut().write_all(&line)?;
+        // No deadline: some calls legitimately wait (a run to finish, a gate to clear).
+        let far = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
+        let text = probe::read_line_by(&mut self.greeted.reader, far)?;
+        let response: ResponseEnvelope = serde_json::from_str(&text)
+            .map_err(|e| ClientError::Protocol(format!("{e}: {text}")))?;
+        if response.id != Some(id) {
+            return Err(ClientError::Protocol(format!(
+                "response id {:?} does not match request id {id}",
+                response.id
+            )));
+        }
+        match response.outcome {
+            Outcome::Result(value) => serde_json::from_value(value)
+                .map_err(|e| ClientError::Protocol(format!("{method}: {e}"))),
+            Outcome::Error(body) => Err(ClientError::Server(body)),
+        }
+    }
+
+    pub fn status(&mut self) -> Result<StatusResult, ClientError> {
+        self.call(method::STATUS, serde_json::json!({}))
+    }
+
+    /// Asks the server to stop. It answers once its socket, lease and lock file are
+    /// released; the process may still be finishing open requests.
+    pub fn stop(&mut self) -> Result<StopResult, ClientError> {
+        self.call(method::STOP, StopParams::default())
+    }
+}

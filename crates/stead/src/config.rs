@@ -1,0 +1,213 @@
+//! Configuration: `DIR/config.toml`, overridden by `STEAD_*` environment variables.
+//!
+//! Every timing has the production default of the lifecycle design; tests shorten them
+//! through the environment so whole lifecycles run in milliseconds. Unknown keys are
+//! errors rather than silently ignored, so a typo never leaves a default in force.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The lifecycle timings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timings {
+    /// How long a lease stays valid for takeover arbitration after its last renewal.
+    pub lease: Duration,
+    /// How often the server renews its lease.
+    pub heartbeat: Duration,
+    /// How long a probe waits for a hello before calling a holder "not serving".
+    pub probe_timeout: Duration,
+    /// How long a client waits for a server to become ready, across all its spawns.
+    pub start_timeout: Duration,
+}
+
+impl Default for Timings {
+    fn default() -> Self {
+        Self {
+            lease: Duration::from_millis(30_000),
+            heartbeat: Duration::from_millis(10_000),
+            probe_timeout: Duration::from_millis(500),
+            start_timeout: Duration::from_millis(10_000),
+        }
+    }
+}
+
+/// Everything configurable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    pub timings: Timings,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("failed to read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid {name}={value:?}: expected a whole number of milliseconds")]
+    Env { name: &'static str, value: String },
+    #[error("invalid timings: {0}")]
+    Inconsistent(String),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    timings: TimingsFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimingsFile {
+    lease_ms: Option<u64>,
+    heartbeat_ms: Option<u64>,
+    probe_timeout_ms: Option<u64>,
+    start_timeout_ms: Option<u64>,
+}
+
+/// One overridable timing: its config key and environment variable.
+struct Knob {
+    env: &'static str,
+    file: fn(&TimingsFile) -> Option<u64>,
+    field: fn(&mut Timings) -> &mut Duration,
+}
+
+const KNOBS: &[Knob] = &[
+    Knob {
+        env: "STEAD_LEASE_MS",
+        file: |f| f.lease_ms,
+        field: |t| &mut t.lease,
+    },
+    Knob {
+        env: "STEAD_HEARTBEAT_MS",
+        file: |f| f.heartbeat_ms,
+        field: |t| &mut t.heartbeat,
+    },
+    Knob {
+        env: "STEAD_PROBE_TIMEOUT_MS",
+        file: |f| f.probe_timeout_ms,
+        field: |t| &mut t.probe_timeout,
+    },
+    Knob {
+        env: "STEAD_START_TIMEOUT_MS",
+        file: |f| f.start_timeout_ms,
+        field: |t| &mut t.start_timeout,
+    },
+];
+
+impl Config {
+    /// Loads `config.toml` from the state directory (absent means defaults) and applies
+    /// environment overrides from the process environment.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::load_with(path, |name| std::env::var(name).ok())
+    }
+
+    /// Like [`Config::load`] with an injected environment lookup.
+    pub fn load_with(
+        path: &Path,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let file = match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str::<File>(&text).map_err(|e| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: e.message().to_string(),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let mut timings = Timings::default();
+        for knob in KNOBS {
+            let value = match env(knob.env).filter(|v| !v.is_empty()) {
+                Some(raw) => Some(raw.trim().parse::<u64>().map_err(|_| ConfigError::Env {
+                    name: knob.env,
+                    value: raw.clone(),
+                })?),
+                None => (knob.file)(&file.timings),
+            };
+            if let Some(ms) = value {
+                *(knob.field)(&mut timings) = Duration::from_millis(ms);
+            }
+        }
+        validate(&timings)?;
+        Ok(Self { timings })
+    }
+}
+
+fn validate(t: &Timings) -> Result<(), ConfigError> {
+    if t.heartbeat.is_zero() || t.lease.is_zero() {
+        return Err(ConfigError::Inconsistent(
+            "lease and heartbeat must be greater than zero".into(),
+        ));
+    }
+    if t.heartbeat >= t.lease {
+        return Err(ConfigError::Inconsistent(format!(
+            "heartbeat ({} ms) must be shorter than the lease ({} ms), or the lease lapses between renewals",
+            t.heartbeat.as_millis(),
+            t.lease.as_millis()
+        )));
+    }
+    if t.probe_timeout.is_zero() || t.start_timeout.is_zero() {
+        return Err(ConfigError::Inconsistent(
+            "probe and start timeouts must be greater than zero".into(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(toml: Option<&str>, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        if let Some(text) = toml {
+            std::fs::write(&path, text).unwrap();
+        }
+        Config::load_with(&path, |name| {
+            env.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn defaults_are_the_design_values() {
+        let c = load(None, &[]).unwrap();
+        assert_eq!(c.timings.lease, Duration::from_secs(30));
+        assert_eq!(c.timings.heartbeat, Duration::from_secs(10));
+        assert_eq!(c.timings.probe_timeout, Duration::from_millis(500));
+        assert_eq!(c.timings.start_timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn file_sets_and_env_overrides() {
+        let c = load(
+            Some("[timings]\nlease_ms = 4000\nheartbeat_ms = 1000\n"),
+            &[("STEAD_HEARTBEAT_MS", "500")],
+        )
+        .unwrap();
+        assert_eq!(c.timings.lease, Duration::from_millis(4000));
+        assert_eq!(c.timings.heartbeat, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn typos_and_bad_values_are_errors() {
+        let err = load(Some("[timings]\nlease = 4000\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("unknown field `lease`"), "{err}");
+        let err = load(None, &[("STEAD_LEASE_MS", "30s")]).unwrap_err();
+        assert!(err.to_string().contains("STEAD_LEASE_MS"), "{err}");
+        let err = load(None, &[("STEAD_HEARTBEAT_MS", "40000")]).unwrap_err();
+        assert!(err.to_string().contains("shorter than the lease"), "{err}");
+    }
+}

@@ -1,0 +1,329 @@
+//! `stead doctor`: a read-only diagnosis of a state directory.
+//!
+//! Each check reads what is on disk (the lock file, the lease row, the socket, the
+//! ledger) without starting a server or writing anything, says in plain words what it
+//! found, and, for anything amiss, what to do about it.
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+
+use serde::Serialize;
+
+use crate::clock::{SharedClock, rfc3339};
+use crate::config::Config;
+use crate::lifecycle::identity;
+use crate::lifecycle::lease::LeaseRow;
+use crate::lifecycle::lock::{self, LockFile};
+use crate::lifecycle::probe::{self, ProbeOutcome};
+use crate::paths::StatePaths;
+use crate::store::sqlite;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Health {
+    Ok,
+    /// Not how things should stay, but stead recovers by itself.
+    Warning,
+    /// Needs a person.
+    Problem,
+}
+
+/// One check's finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub health: Health,
+    pub summary: String,
+    /// What to do, when anything needs doing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// The whole diagnosis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub state_dir: String,
+    pub socket: String,
+    /// The worst health of any check.
+    pub health: Health,
+    pub checks: Vec<Check>,
+}
+
+fn check(name: &'static str, health: Health, summary: String, fix: Option<String>) -> Check {
+    Check {
+        name,
+        health,
+        summary,
+        fix,
+    }
+}
+
+/// Runs every check.
+pub fn diagnose(paths: &StatePaths, config: &Config, clock: &SharedClock) -> Report {
+    let (ledger, lease) = ledger_checks(paths, clock);
+    let checks = vec![
+        state_dir_check(paths),
+        lock_check(paths),
+        lease,
+        socket_check(paths, config),
+        ledger,
+    ];
+    Report {
+        state_dir: paths.dir().display().to_string(),
+        socket: paths.socket().display().to_string(),
+        health: checks.iter().map(|c| c.health).max().unwrap_or(Health::Ok),
+        checks,
+    }
+}
+
+fn state_dir_check(paths: &StatePaths) -> Check {
+    let mode = std::fs::metadata(paths.dir()).map(|m| m.permissions().mode() & 0o777);
+    match mode {
+        Ok(0o700) => check(
+            "state_dir",
+            Health::Ok,
+            format!("{} is private to you (0700)", paths.dir().display()),
+            None,
+        ),
+        Ok(mode) => check(
+            "state_dir",
+            Health::Warning,
+            format!(
+                "{} has mode {mode:o}; others may read the ledger and logs",
+                paths.dir().display()
+            ),
+            Some(format!("chmod 700 {}", paths.dir().display())),
+        ),
+        Err(e) => check(
+            "state_dir",
+            Health::Problem,
+            format!("cannot read {}: {e}", paths.dir().display()),
+            Some("check the directory's ownership and permissions".into()),
+        ),
+    }
+}
+
+fn lock_check(paths: &StatePaths) -> Check {
+    let path = paths.lock_file();
+    match lock::read(&path) {
+        LockFile::Missing => check(
+            "lock_file",
+            Health::Ok,
+            "no lock file: no server claims this directory".into(),
+            None,
+        ),
+        LockFile::Corrupt(why) => check(
+            "lock_file",
+            Health::Warning,
+            format!("{} is unreadable ({why})", path.display()),
+            Some("nothing to do: the next server start treats it as stale and replaces it".into()),
+        ),
+        LockFile::Held(record) if identity::is_alive(record.pid, &record.start_identity) => check(
+            "lock_file",
+            Health::Ok,
+            format!(
+                "held by live process {} (server {})",
+                record.pid, record.server_id
+            ),
+            None,
+        ),
+        LockFile::Held(record) => check(
+            "lock_file",
+            Health::Warning,
+            format!(
+                "names process {} (server {}), which is gone",
+                record.pid, record.server_id
+            ),
+            Some(
+                "nothing to do: the next command starts a server, which takes over without asking"
+                    .into(),
+            ),
+        ),
+    }
+}
+
+fn ledger_checks(paths: &StatePaths, clock: &SharedClock) -> (Check, Check) {
+    let path = paths.ledger();
+    if !path.exists() {
+        return (
+            check(
+                "ledger",
+                Health::Ok,
+                format!(
+                    "no ledger yet at {}: the first server creates it",
+                    path.display()
+                ),
+                None,
+            ),
+            check("lease", Health::Ok, "no lease row yet".into(), None),
+        );
+    }
+    let ledger = match sqlite::check_integrity(&path) {
+        Ok(report) if report.problems.is_empty() => check(
+            "ledger",
+            Health::Ok,
+            format!(
+                "{} passes SQLite's integrity check (schema {}, journal {})",
+                path.display(),
+                report.schema_version,
+                report.journal_mode
+            ),
+            None,
+        ),
+        Ok(report) => check(
+            "ledger",
+            Health::Problem,
+            format!(
+                "{} fails SQLite's integrity check: {}",
+                path.display(),
+                report.problems.join("; ")
+            ),
+            Some(format!(
+                "stop stead, copy {} aside, and run `sqlite3 {} .recover` into a new file",
+                path.display(),
+                path.display()
+            )),
+        ),
+        Err(e) => check(
+            "ledger",
+            Health::Problem,
+            e.to_string(),
+            Some(format!(
+                "move the file aside (mv {0} {0}.broken); the next start creates a fresh ledger",
+                path.display()
+            )),
+        ),
+    };
+    let lease = match sqlite::read_lease_readonly(&path) {
+        Ok(row) => lease_check(&row, clock),
+        Err(e) => check(
+            "lease",
+            Health::Problem,
+            format!("cannot read the lease row: {e}"),
+            None,
+        ),
+    };
+    (ledger, lease)
+}
+
+fn lease_check(row: &LeaseRow, clock: &SharedClock) -> Check {
+    let Some(owner) = &row.owner else {
+        return check(
+            "lease",
+            Health::Ok,
+            format!("released (epoch {}): no server owns the ledger", row.epoch),
+            None,
+        );
+    };
+    let alive = identity::is_alive(owner.pid, &owner.start_identity);
+    let expired = row.expires_at <= clock.now();
+    let until = rfc3339(row.expires_at);
+    match (alive, expired) {
+        (true, false) => check(
+            "lease",
+            Health::Ok,
+            format!(
+                "epoch {} held by server {} (pid {}) until {until}",
+                row.epoch, owner.server_id, owner.pid
+            ),
+            None,
+        ),
+        (true, true) => check(
+            "lease",
+            Health::Warning,
+            format!(
+                "epoch {} of server {} (pid {}) expired at {until} while its process lives: it is asleep, frozen or wedged",
+                row.epoch, owner.server_id, owner.pid
+            ),
+            Some(format!(
+                "if it is frozen (state T in `ps -o stat= -p {0}`), `kill -CONT {0}` resumes it and it re-arms its lease; a new server may take over meanwhile",
+                owner.pid
+            )),
+        ),
+        (false, _) => check(
+            "lease",
+            Health::Warning,
+            format!(
+                "epoch {} names server {} (pid {}), which is gone",
+                row.epoch, owner.server_id, owner.pid
+            ),
+            Some("nothing to do: the next server takes over a dead owner's lease at once".into()),
+        ),
+    }
+}
+
+fn socket_check(paths: &StatePaths, config: &Config) -> Check {
+    let socket = paths.socket();
+    let meta = match std::fs::symlink_metadata(socket) {
+        Ok(meta) => meta,
+        Err(_) => {
+            return check(
+                "socket",
+                Health::Ok,
+                format!(
+                    "no socket at {}: no server is running; the next command starts one",
+                    socket.display()
+                ),
+                None,
+            );
+        }
+    };
+    if !meta.file_type().is_socket() {
+        return check(
+            "socket",
+            Health::Problem,
+            format!("{} exists but is not a socket", socket.display()),
+            Some(format!(
+                "remove it (rm {}) after checking what it is",
+                socket.display()
+            )),
+        );
+    }
+    if meta.uid() != rustix::process::getuid().as_raw() {
+        return check(
+            "socket",
+            Health::Problem,
+            format!(
+                "{} belongs to uid {}, not to you",
+                socket.display(),
+                meta.uid()
+            ),
+            Some("remove it as its owner or root".into()),
+        );
+    }
+    match probe::probe(socket, config.timings.probe_timeout) {
+        ProbeOutcome::Serving(hello) => {
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return check(
+                    "socket",
+                    Health::Warning,
+                    format!(
+                        "serving (server {}, pid {}) but the socket has mode {mode:o}",
+                        hello.server_id, hello.pid
+                    ),
+                    Some(format!("chmod 600 {}", socket.display())),
+                );
+            }
+            check(
+                "socket",
+                Health::Ok,
+                format!(
+                    "serving: server {} (pid {}, epoch {}, version {})",
+                    hello.server_id, hello.pid, hello.epoch, hello.version
+                ),
+                None,
+            )
+        }
+        ProbeOutcome::NotServing(why) => check(
+            "socket",
+            Health::Warning,
+            format!("{} is not serving: {why}", socket.display()),
+            Some(
+                "nothing to do: the next command starts a server, which replaces a stale socket; \
+                 if a server process is frozen, the lease check above names it"
+                    .into(),
+            ),
+        ),
+    }
+}

@@ -1,0 +1,122 @@
+//! The daemon: `stead serve`.
+//!
+//! [`run`] receives its world (state paths, config, store, clock) and a stop future, so
+//! a test starts a whole server in one line. The sequence:
+//!
+//! 1. [`startup`]: take the lock file, claim the epoch lease, bind the socket;
+//! 2. serve: accept connections ([`connection`]), answer requests ([`dispatch`]), renew
+//!    the lease ([`heartbeat`]);
+//! 3. [`shutdown`]: release everything a successor needs *first* (socket, lease, lock
+//!    file), then drain. A server frozen or slow during its drain blocks nobody.
+
+mod connection;
+mod dispatch;
+mod heartbeat;
+mod shared;
+mod shutdown;
+pub mod startup;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use stead_protocol::Hello;
+use tokio_util::task::TaskTracker;
+use tracing::{error, info};
+
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::lifecycle::lock::LockRecord;
+use crate::paths::StatePaths;
+use crate::store::Store;
+use shared::Shared;
+pub use shared::StopReason;
+use startup::{StartError, Startup};
+
+/// Everything a server needs from the outside.
+#[derive(Debug, Clone)]
+pub struct World {
+    pub paths: StatePaths,
+    pub config: Config,
+    pub store: Arc<dyn Store>,
+    pub clock: SharedClock,
+}
+
+/// How a server run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// This process served and has stopped.
+    Stopped(StopReason),
+    /// Another live server is serving this state directory.
+    AlreadyServing { holder: LockRecord, hello: Hello },
+}
+
+/// Becomes the server for `world.paths` and serves until `stop` resolves, a client asks
+/// to stop, or the lease is superseded. `on_ready` runs once the socket accepts
+/// connections, with the hello every client will see.
+pub async fn run(
+    world: World,
+    stop: impl Future<Output = StopReason>,
+    on_ready: impl FnOnce(&Hello),
+) -> Result<Outcome, StartError> {
+    let server_id = uuid::Uuid::now_v7().to_string();
+    let started = {
+        let world = world.clone();
+        let server_id = server_id.clone();
+        tokio::task::spawn_blocking(move || {
+            startup::start(
+                &world.paths,
+                &world.config,
+                &world.store,
+                &world.clock,
+                &server_id,
+            )
+        })
+        .await
+        .expect("startup does not panic")?
+    };
+    let started = match started {
+        Startup::Started(started) => *started,
+        Startup::AlreadyServing { holder, hello } => {
+            return Ok(Outcome::AlreadyServing { holder, hello });
+        }
+    };
+    let bind_err = |source| StartError::Bind {
+        path: world.paths.socket().to_path_buf(),
+        source,
+    };
+    started.listener.set_nonblocking(true).map_err(bind_err)?;
+    let listener = tokio::net::UnixListener::from_std(started.listener).map_err(bind_err)?;
+    let shared = Arc::new(Shared::new(world, server_id, started.held));
+    info!(
+        server_id = %shared.server_id,
+        pid = shared.pid,
+        epoch = shared.epoch(),
+        socket = %shared.world.paths.socket().display(),
+        "serving"
+    );
+    on_ready(&shared.hello());
+
+    let tracker = TaskTracker::new();
+    let heartbeat = tokio::spawn(heartbeat::run(shared.clone()));
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            biased;
+            () = shared.stop.cancelled() => break,
+            reason = &mut stop => {
+                shared.begin_stop(reason);
+                break;
+            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    tracker.spawn(connection::serve(shared.clone(), stream));
+                }
+                Err(e) => error!(cause = %e, "accept failed"),
+            },
+        }
+    }
+    drop(listener);
+    let reason = shutdown::run(&shared, &tracker).await;
+    heartbeat.abort();
+    Ok(Outcome::Stopped(reason))
+}

@@ -1,0 +1,164 @@
+//! The state a running server shares between its tasks.
+
+use std::sync::Mutex;
+
+use jiff::Timestamp;
+use stead_protocol::{Hello, PROTOCOL, StatusResult};
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::World;
+use super::startup::Held;
+use crate::clock::rfc3339;
+use crate::lifecycle::identity::StartIdentity;
+use crate::lifecycle::lease::HeldLease;
+use crate::lifecycle::lock::{LockPaths, LockRecord};
+
+/// Why a server stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// A client sent `stop`.
+    Requested,
+    /// A signal (SIGTERM, SIGINT) arrived.
+    Signal(&'static str),
+    /// The lease now belongs to someone else; the sentence names them.
+    Superseded(String),
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Requested => f.write_str("stop requested by a client"),
+            StopReason::Signal(name) => write!(f, "received {name}"),
+            StopReason::Superseded(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Where the server is in its life. Moves forward only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    Serving,
+    /// Stop has begun; nothing is released yet.
+    Stopping,
+    /// Socket, lease and lock file are released: a successor may start.
+    Released,
+}
+
+#[derive(Debug)]
+pub struct Shared {
+    pub world: World,
+    pub server_id: String,
+    pub pid: u32,
+    pub start_identity: StartIdentity,
+    pub started_at: Timestamp,
+    pub lock_record: LockRecord,
+    pub lock_paths: LockPaths,
+    pub socket_inode: (u64, u64),
+    lease: watch::Sender<HeldLease>,
+    stop_reason: Mutex<Option<StopReason>>,
+    /// Cancelled when the server begins to stop.
+    pub stop: CancellationToken,
+    pub phase: watch::Sender<Phase>,
+    /// Wakes the heartbeat for an immediate renewal (a request found the lease expired).
+    pub renew_now: Notify,
+}
+
+impl Shared {
+    pub fn new(world: World, server_id: String, started: Held) -> Self {
+        let started_at = world.clock.now();
+        Self {
+            world,
+            server_id,
+            pid: std::process::id(),
+            start_identity: started.start_identity,
+            started_at,
+            lock_record: started.lock_record,
+            lock_paths: started.lock_paths,
+            socket_inode: started.socket_inode,
+            lease: watch::channel(started.lease).0,
+            stop_reason: Mutex::new(None),
+            stop: CancellationToken::new(),
+            phase: watch::channel(Phase::Serving).0,
+            renew_now: Notify::new(),
+        }
+    }
+
+    pub fn lease(&self) -> HeldLease {
+        self.lease.borrow().clone()
+    }
+
+    /// Follows lease renewals.
+    pub fn lease_updates(&self) -> watch::Receiver<HeldLease> {
+        self.lease.subscribe()
+    }
+
+    pub fn set_lease_expiry(&self, expires_at: Timestamp) {
+        self.lease
+            .send_modify(|lease| lease.expires_at = expires_at);
+    }
+
+    pub fn epoch(&self) -> i64 {
+        self.lease().epoch
+    }
+
+    pub fn hello(&self) -> Hello {
+        Hello {
+            protocol: PROTOCOL.to_string(),
+            server_id: self.server_id.clone(),
+            epoch: self.epoch(),
+            pid: self.pid,
+            version: crate::VERSION.to_string(),
+        }
+    }
+
+    pub fn status(&self) -> StatusResult {
+        let lease = self.lease();
+        StatusResult {
+            server_id: self.server_id.clone(),
+            pid: self.pid,
+            epoch: lease.epoch,
+            version: crate::VERSION.to_string(),
+            protocol: PROTOCOL.to_string(),
+            started_at: rfc3339(self.started_at),
+            lease_expires_at: rfc3339(lease.expires_at),
+            state_dir: self.world.paths.dir().display().to_string(),
+            socket: self.world.paths.socket().display().to_string(),
+            start_identity: self.start_identity.to_string(),
+        }
+    }
+
+    /// Records why the server stops (the first reason wins) and starts the stop.
+    pub fn begin_stop(&self, reason: StopReason) {
+        let mut slot = self.stop_reason.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(reason);
+        }
+        drop(slot);
+        self.phase.send_if_modified(|phase| {
+            let moved = *phase == Phase::Serving;
+            if moved {
+                *phase = Phase::Stopping;
+            }
+            moved
+        });
+        self.stop.cancel();
+    }
+
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stop_reason
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn superseded(&self) -> bool {
+        matches!(self.stop_reason(), Some(StopReason::Superseded(_)))
+    }
+
+    /// Resolves once socket, lease and lock file are released.
+    pub async fn released(&self) {
+        let mut rx = self.phase.subscribe();
+        let _ = rx.wait_for(|p| *p == Phase::Released).await;
+    }
+}
