@@ -5,8 +5,10 @@
 //! starter (which will serve in a moment) or failed. Either way the client stops waiting
 //! on it, allows a short grace for a competitor's socket to answer, and spawns again, at
 //! most [`MAX_SPAWNS`] times; after that it keeps connecting until the deadline, since
-//! another client's spawn may still win. The error names the last spawn's own
-//! diagnostic, read from its stderr pipe, so a user sees why the server could not start.
+//! another client's spawn may still win. A spawn that exits with a code saying no retry
+//! can help (an unusable ledger or state directory, an invalid configuration) ends the
+//! wait at once. The error names the last spawn's own diagnostic, read from its stderr
+//! pipe, so a user sees why the server could not start.
 
 use std::ffi::OsString;
 use std::io::{self, Read};
@@ -14,6 +16,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use stead_protocol::exit;
 
 use super::{ClientError, Connection};
 use crate::config::Timings;
@@ -41,6 +45,7 @@ pub trait Spawner {
 pub struct ServerSpawner {
     program: PathBuf,
     state_dir: PathBuf,
+    envs: Vec<(OsString, OsString)>,
 }
 
 impl ServerSpawner {
@@ -48,7 +53,14 @@ impl ServerSpawner {
         Self {
             program: program.into(),
             state_dir: state_dir.to_path_buf(),
+            envs: Vec::new(),
         }
+    }
+
+    /// Sets an environment variable for the spawned server (`STEAD_LOG`, timings).
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.envs.push((key.into(), value.into()));
+        self
     }
 
     /// Spawns this very executable.
@@ -68,6 +80,7 @@ impl Spawner for ServerSpawner {
         let mut command = Command::new(&self.program);
         command
             .args(args)
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -120,6 +133,10 @@ pub fn ensure_available(
             let now = Instant::now();
             if now >= deadline {
                 spawned.reap_in_background();
+                return Err(unavailable(last_diagnostic, last_connect));
+            }
+            if spawned.failed_for_good() {
+                // Another spawn would meet the same broken ledger or state directory.
                 return Err(unavailable(last_diagnostic, last_connect));
             }
             if spawned
@@ -221,6 +238,15 @@ impl Spawned {
             self.drain_pipe();
         }
         Ok(())
+    }
+
+    /// Whether the server exited with a code that says no retry can help: its state
+    /// directory or ledger is unusable ([`exit::IO_ERROR`]) or its configuration is
+    /// invalid ([`exit::CONFIG`]).
+    fn failed_for_good(&self) -> bool {
+        self.status
+            .and_then(|s| s.code())
+            .is_some_and(|code| code == exit::IO_ERROR || code == exit::CONFIG)
     }
 
     /// What the server said, or how it exited if it said nothing.

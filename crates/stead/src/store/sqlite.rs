@@ -11,8 +11,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-use rusqlite_migration::{M, Migrations};
+use rusqlite::config::DbConfig;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::{Store, StoreError};
 use crate::clock::{from_ms, to_ms};
@@ -23,8 +23,7 @@ use crate::lifecycle::lease::{
 
 /// Append-only: a released schema is never edited, only followed by a new migration.
 /// The schema version is the number of migrations applied (`PRAGMA user_version`).
-const MIGRATION_LIST: &[M<'static>] = &[M::up(include_str!("migrations/001_server_lease.sql"))];
-const MIGRATIONS: Migrations<'static> = Migrations::from_slice(MIGRATION_LIST);
+const MIGRATIONS: &[&str] = &[include_str!("migrations/001_server_lease.sql")];
 
 /// How long a statement waits for another process's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -48,6 +47,11 @@ impl SqliteStore {
         )
         .map_err(open_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // Closing the last connection would checkpoint the WAL under an exclusive lock; a
+        // server frozen while exiting would then block its successor's first write. Let
+        // the WAL be checkpointed by commits (auto-checkpoint) instead.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(open_err)?;
         // Reading the journal mode reads page 1: a file that is not a database fails here,
         // before anything could write to it.
         let mode: String = conn
@@ -80,27 +84,46 @@ impl SqliteStore {
     }
 }
 
+/// Brings the schema up to date. Several processes may open a new ledger at once (racing
+/// starters, monitors), so each step reads the version and applies the next migration
+/// inside one `BEGIN IMMEDIATE` transaction: the version cannot move between the read
+/// and the write. (A migration library that reads the version first and then opens a
+/// deferred transaction lets two starters both apply migration 1.)
 fn migrate(path: &Path, conn: &mut Connection) -> Result<(), StoreError> {
     let known = schema_version_count();
-    let found: usize = conn
-        .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
-        .map_err(|e| classify(path, e))? as usize;
-    if found > known {
-        return Err(StoreError::TooNew {
-            path: path.to_path_buf(),
-            found,
-            known,
-        });
-    }
-    MIGRATIONS.to_latest(conn).map_err(|e| StoreError::Migrate {
+    let failed = |detail: String| StoreError::Migrate {
         path: path.to_path_buf(),
-        detail: e.to_string(),
-    })
+        detail,
+    };
+    loop {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(path, e))?;
+        let found: usize = tx
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| classify(path, e))? as usize;
+        if found > known {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found,
+                known,
+            });
+        }
+        if found == known {
+            return Ok(());
+        }
+        tx.execute_batch(MIGRATIONS[found])
+            .map_err(|e| failed(format!("migration {}: {e}", found + 1)))?;
+        tx.pragma_update(None, "user_version", (found + 1) as i64)
+            .map_err(|e| failed(e.to_string()))?;
+        tx.commit().map_err(|e| failed(e.to_string()))?;
+        tracing::info!(path = %path.display(), version = found + 1, "migrated the ledger");
+    }
 }
 
 /// The schema version this build writes.
 pub fn schema_version_count() -> usize {
-    MIGRATION_LIST.len()
+    MIGRATIONS.len()
 }
 
 fn restrict_permissions(path: &Path) {
@@ -475,6 +498,28 @@ mod tests {
             check_integrity(&path).unwrap_err(),
             StoreError::Corrupt { .. }
         ));
+    }
+
+    #[test]
+    fn starters_racing_to_create_the_ledger_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stead.db");
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|scope| {
+            let opened: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        SqliteStore::open(&path).map(drop)
+                    })
+                })
+                .collect();
+            for handle in opened {
+                handle.join().unwrap().unwrap();
+            }
+        });
+        let report = check_integrity(&path).unwrap();
+        assert_eq!(report.schema_version, schema_version_count());
     }
 
     #[test]

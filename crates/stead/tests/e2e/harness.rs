@@ -1,0 +1,226 @@
+//! A temporary state directory with short timings, a builder for `stead` commands in it,
+//! and a guard that kills every process tied to the directory when the test ends, even
+//! when it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Timings short enough for tests, long enough for a loaded 2-core machine.
+pub const LEASE_MS: u64 = 2_000;
+pub const HEARTBEAT_MS: u64 = 250;
+pub const PROBE_TIMEOUT_MS: u64 = 300;
+pub const START_TIMEOUT_MS: u64 = 10_000;
+
+/// Generous upper bound for anything a test waits on.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+pub struct StateDir {
+    _tmp: tempfile::TempDir,
+    path: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+impl StateDir {
+    pub fn new() -> Self {
+        let tmp = tempfile::Builder::new()
+            .prefix("stead-e2e.")
+            .tempdir_in("/tmp")
+            .expect("temp dir");
+        // A directory stead creates itself, as on a fresh machine.
+        let path = tmp.path().canonicalize().unwrap().join("state");
+        Self::at(tmp, path)
+    }
+
+    /// A state directory whose path is too long for a unix socket.
+    pub fn with_long_path() -> Self {
+        let tmp = tempfile::Builder::new()
+            .prefix("stead-e2e.")
+            .tempdir_in("/tmp")
+            .expect("temp dir");
+        let path = tmp
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("a-rather-long-directory-name-for-state".repeat(3));
+        Self::at(tmp, path)
+    }
+
+    fn at(tmp: tempfile::TempDir, path: PathBuf) -> Self {
+        Self {
+            _tmp: tmp,
+            path,
+            env: vec![
+                ("STEAD_LEASE_MS".into(), LEASE_MS.to_string()),
+                ("STEAD_HEARTBEAT_MS".into(), HEARTBEAT_MS.to_string()),
+                (
+                    "STEAD_PROBE_TIMEOUT_MS".into(),
+                    PROBE_TIMEOUT_MS.to_string(),
+                ),
+                (
+                    "STEAD_START_TIMEOUT_MS".into(),
+                    START_TIMEOUT_MS.to_string(),
+                ),
+            ],
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Overrides one environment variable for every command of this directory.
+    pub fn set_env(&mut self, name: &str, value: &str) {
+        self.env.retain(|(k, _)| k != name);
+        self.env.push((name.into(), value.into()));
+    }
+
+    /// `stead --state-dir DIR ARGS...` with this directory's timings.
+    pub fn stead(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_stead"));
+        cmd.arg("--state-dir").arg(&self.path).args(args);
+        cmd.env_remove("STEAD_STATE_DIR").env_remove("STEAD_LOG");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs a command to completion, capturing its output.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.stead(args).output().expect("stead runs")
+    }
+
+    /// `stead status --json`, which must succeed.
+    pub fn status(&self) -> Value {
+        let out = self.run(&["status", "--json"]);
+        assert!(
+            out.status.success(),
+            "status failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            self.log()
+        );
+        serde_json::from_slice(&out.stdout).expect("status --json is JSON")
+    }
+
+    pub fn server_log(&self) -> PathBuf {
+        self.path.join("logs/server.log")
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.server_log()).unwrap_or_default()
+    }
+
+    /// Live (non-zombie) `serve` processes of this directory.
+    pub fn server_pids(&self) -> Vec<u32> {
+        pids_matching(&self.path)
+            .into_iter()
+            .filter(|(_, argv)| argv.iter().any(|a| a == "serve"))
+            .map(|(pid, _)| pid)
+            .collect()
+    }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        for (pid, _) in pids_matching(&self.path) {
+            signal(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Processes (not zombies) whose command line names `dir`.
+fn pids_matching(dir: &Path) -> Vec<(u32, Vec<String>)> {
+    let needle = dir.to_string_lossy().to_string();
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let argv: Vec<String> = raw
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if argv.iter().any(|a| a == &needle) && !is_zombie(pid) {
+            found.push((pid, argv));
+        }
+    }
+    found
+}
+
+pub fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 1..];
+            rest.split_whitespace()
+                .next()
+                .map(|st| st == "Z" || st == "X")
+        })
+        .unwrap_or(true)
+}
+
+pub fn is_alive(pid: u32) -> bool {
+    !is_zombie(pid)
+}
+
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) with a plain pid and signal number.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+/// Waits until `cond` holds, failing the test with `what` after `PATIENCE`.
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time string.
+pub fn ms_of(rfc3339: &str) -> i64 {
+    rfc3339
+        .parse::<jiff::Timestamp>()
+        .expect("RFC 3339")
+        .as_millisecond()
+}
+
+pub fn now_ms() -> i64 {
+    jiff::Timestamp::now().as_millisecond()
+}
+
+/// The lease row's expiry as stored in the ledger, read without a server.
+pub fn lease_expiry_ms(dir: &StateDir) -> i64 {
+    let conn = rusqlite::Connection::open_with_flags(
+        dir.path().join("stead.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    conn.query_row(
+        "SELECT expires_at_ms FROM server_lease WHERE id = 1",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}

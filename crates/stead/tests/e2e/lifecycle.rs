@@ -1,0 +1,288 @@
+//! The server lifecycle end to end: sleep, crash, frozen shutdown, races, supersession,
+//! stop, long paths.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use stead::client::Connection;
+
+use crate::harness::*;
+
+#[test]
+fn status_starts_a_server_and_reports_every_field() {
+    let dir = StateDir::new();
+    let status = dir.status();
+    for field in [
+        "server_id",
+        "pid",
+        "epoch",
+        "version",
+        "started_at",
+        "lease_expires_at",
+        "state_dir",
+        "socket",
+    ] {
+        assert!(status.get(field).is_some(), "missing {field} in {status}");
+    }
+    assert_eq!(status["state_dir"], dir.path().to_string_lossy().as_ref());
+    assert_eq!(status["epoch"], 1);
+    // A second call is answered by the same server.
+    assert_eq!(dir.status()["server_id"], status["server_id"]);
+    assert_eq!(
+        dir.server_pids(),
+        vec![status["pid"].as_u64().unwrap() as u32]
+    );
+
+    let meta = std::fs::metadata(dir.path()).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+    let socket = std::fs::metadata(status["socket"].as_str().unwrap()).unwrap();
+    assert_eq!(socket.permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn sleep_past_the_lease_keeps_the_same_server() {
+    let dir = StateDir::new();
+    let before = dir.status();
+    let pid = before["pid"].as_u64().unwrap() as u32;
+
+    signal(pid, libc::SIGSTOP);
+    wait_until("the frozen server's lease has expired", || {
+        lease_expiry_ms(&dir) < now_ms() - 200
+    });
+    signal(pid, libc::SIGCONT);
+
+    let after = dir.status();
+    assert_eq!(after["server_id"], before["server_id"]);
+    assert_eq!(after["pid"], before["pid"]);
+    assert_eq!(after["epoch"], before["epoch"]);
+    assert!(
+        ms_of(after["lease_expires_at"].as_str().unwrap()) > now_ms(),
+        "the lease was not re-armed: {after}"
+    );
+    // And it keeps serving through later heartbeats.
+    let armed = lease_expiry_ms(&dir);
+    wait_until("two more renewals", || {
+        lease_expiry_ms(&dir) >= armed + 2 * HEARTBEAT_MS as i64
+    });
+    assert_eq!(dir.status()["server_id"], before["server_id"]);
+    let log = dir.log();
+    assert!(log.contains("re-armed our own expired lease"), "{log}");
+    assert!(!log.contains("superseded"), "{log}");
+}
+
+#[test]
+fn a_crashed_server_is_replaced_at_once() {
+    let mut dir = StateDir::new();
+    // A long lease: waiting it out would take far longer than the bound below.
+    dir.set_env("STEAD_LEASE_MS", "15000");
+    dir.set_env("STEAD_HEARTBEAT_MS", "5000");
+    let before = dir.status();
+    let pid = before["pid"].as_u64().unwrap() as u32;
+    signal(pid, libc::SIGKILL);
+    wait_until("the server is dead", || !is_alive(pid));
+
+    let started = Instant::now();
+    let after = dir.status();
+    let took = started.elapsed();
+    assert_ne!(after["server_id"], before["server_id"]);
+    assert_ne!(after["pid"], before["pid"]);
+    assert_eq!(after["epoch"], before["epoch"].as_i64().unwrap() + 1);
+    assert!(took < Duration::from_secs(1), "recovery took {took:?}");
+    assert!(
+        dir.log()
+            .contains("took over the unexpired lease of a server that died")
+    );
+}
+
+#[test]
+fn a_holder_frozen_mid_shutdown_blocks_no_successor() {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_LEASE_MS", "15000");
+    dir.set_env("STEAD_HEARTBEAT_MS", "5000");
+    let before = dir.status();
+    let old_pid = before["pid"].as_u64().unwrap() as u32;
+
+    // Ask it to stop, and freeze it the instant it answers: it is now mid-shutdown.
+    let socket = before["socket"].as_str().unwrap();
+    let mut conn = Connection::open(socket.as_ref(), Duration::from_secs(5)).unwrap();
+    conn.stop().unwrap();
+    signal(old_pid, libc::SIGSTOP);
+
+    let started = Instant::now();
+    let after = dir.status();
+    let took = started.elapsed();
+    signal(old_pid, libc::SIGCONT);
+    assert_ne!(after["server_id"], before["server_id"]);
+    assert!(
+        took < Duration::from_secs(1),
+        "the successor waited {took:?}"
+    );
+
+    // The old process finishes its drain and exits without touching the successor.
+    wait_until("the old server exits", || !is_alive(old_pid));
+    let now = dir.status();
+    assert_eq!(now["server_id"], after["server_id"]);
+}
+
+#[test]
+fn a_holder_frozen_after_sigterm_blocks_no_successor() {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_LEASE_MS", "15000");
+    dir.set_env("STEAD_HEARTBEAT_MS", "5000");
+    let before = dir.status();
+    let old_pid = before["pid"].as_u64().unwrap() as u32;
+    // Freeze it mid-shutdown, once it says everything is released.
+    signal(old_pid, libc::SIGTERM);
+    wait_until("the server has released everything", || {
+        dir.log()
+            .contains("released the socket, lease and lock file")
+    });
+    signal(old_pid, libc::SIGSTOP);
+    let started = Instant::now();
+    let after = dir.status();
+    let took = started.elapsed();
+    signal(old_pid, libc::SIGCONT);
+    assert_ne!(after["server_id"], before["server_id"]);
+    assert!(
+        took < Duration::from_secs(1),
+        "the successor waited {took:?}"
+    );
+}
+
+#[test]
+fn twenty_clients_racing_on_an_empty_directory_share_one_server() {
+    let dir = StateDir::new();
+    let children: Vec<_> = (0..20)
+        .map(|_| {
+            dir.stead(&["status", "--json"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let mut ids = std::collections::BTreeSet::new();
+    for out in &outputs {
+        let stdout = text(&out.stdout);
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "a client failed: {stderr}");
+        assert!(
+            !stdout.contains("already") && !stderr.contains("already"),
+            "{stdout}{stderr}"
+        );
+        let status: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        ids.insert(status["server_id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids.len(), 1, "clients saw several servers: {ids:?}");
+    wait_until("losing starters have exited", || {
+        dir.server_pids().len() == 1
+    });
+    assert!(!dir.log().contains("already serving"));
+}
+
+#[test]
+fn a_superseded_server_stops_without_touching_its_successor() {
+    let dir = StateDir::new();
+    let before = dir.status();
+    let old_pid = before["pid"].as_u64().unwrap() as u32;
+
+    // Frozen past its lease while a client needs a server: a successor takes over.
+    signal(old_pid, libc::SIGSTOP);
+    wait_until("the frozen server's lease has expired", || {
+        lease_expiry_ms(&dir) < now_ms()
+    });
+    let after = dir.status();
+    assert_ne!(after["server_id"], before["server_id"]);
+    assert_eq!(after["epoch"], before["epoch"].as_i64().unwrap() + 1);
+
+    // Thawed, the old server finds its claim superseded and stops.
+    signal(old_pid, libc::SIGCONT);
+    wait_until("the superseded server exits", || !is_alive(old_pid));
+    let log = dir.log();
+    assert!(log.contains("claim superseded"), "{log}");
+    assert!(log.contains(after["server_id"].as_str().unwrap()), "{log}");
+
+    // The successor's socket and lock file are intact.
+    let now = dir.status();
+    assert_eq!(now["server_id"], after["server_id"]);
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("server.lock.json")).unwrap())
+            .unwrap();
+    assert_eq!(lock["server_id"], after["server_id"]);
+    assert_eq!(lock["schema"], "stead.server-lock.v1");
+}
+
+#[test]
+fn stop_releases_everything_and_is_idempotent() {
+    let dir = StateDir::new();
+    let status = dir.status();
+    let pid = status["pid"].as_u64().unwrap() as u32;
+    let out = dir.run(&["stop", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stopped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stopped["was_running"], true);
+    assert_eq!(stopped["exited"], true);
+    assert!(!is_alive(pid));
+    assert!(!std::path::Path::new(status["socket"].as_str().unwrap()).exists());
+    assert!(!dir.path().join("server.lock.json").exists());
+
+    let doctor: serde_json::Value =
+        serde_json::from_slice(&dir.run(&["doctor", "--json"]).stdout).unwrap();
+    let lease = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "lease")
+        .unwrap();
+    assert!(
+        lease["summary"].as_str().unwrap().starts_with("released"),
+        "{lease}"
+    );
+
+    let again = dir.run(&["stop"]);
+    assert!(again.status.success());
+    assert!(text(&again.stdout).contains("no stead server is running"));
+}
+
+#[test]
+fn a_state_directory_too_long_for_a_socket_still_works() {
+    let dir = StateDir::with_long_path();
+    assert!(dir.path().join("stead.sock").as_os_str().len() > 104);
+    let status = dir.status();
+    let socket = status["socket"].as_str().unwrap();
+    assert!(socket.len() <= 103, "{socket}");
+    assert!(!socket.starts_with(dir.path().to_str().unwrap()));
+    assert_eq!(dir.status()["server_id"], status["server_id"]);
+    let meta = std::fs::metadata(socket).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let out = dir.run(&["stop"]);
+    assert!(out.status.success());
+    assert!(!std::path::Path::new(socket).exists());
+}
+
+#[test]
+fn doctor_reports_a_healthy_directory() {
+    let dir = StateDir::new();
+    dir.status();
+    let out = dir.run(&["doctor", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["health"], "ok", "{report}");
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["state_dir", "lock_file", "lease", "socket", "ledger"]
+    );
+    let human = text(&dir.run(&["doctor"]).stdout);
+    assert!(human.contains("passes SQLite's integrity check"), "{human}");
+}

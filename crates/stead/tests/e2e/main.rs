@@ -1,0 +1,8 @@
+//! End-to-end tests: the real `stead` binary in temporary state directories, real
+//! processes, real sockets and real signals (SIGSTOP stands in for a laptop sleep,
+//! SIGKILL for a crash).
+
+mod bad_input;
+mod ensure;
+mod harness;
+mod lifecycle;
