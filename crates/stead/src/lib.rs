@@ -9,6 +9,7 @@
 //! - [`store`]: the durable ledger (SQLite) behind a trait;
 //! - [`server`]: the daemon (`stead serve`);
 //! - [`client`]: connect, ensure a server is available, typed calls;
+//! - [`schedule`]: cron expressions, time zones and intervals: when jobs fire (pure);
 //! - [`doctor`]: read-only diagnosis of a state directory.
 //!
 //! The design is in `docs/lifecycle.md` and the wire format in `docs/protocol.md`.
@@ -20,6 +21,7 @@ pub mod doctor;
 mod fsutil;
 pub mod lifecycle;
 pub mod paths;
+pub mod schedule;
 pub mod server;
 pub mod store;
 
