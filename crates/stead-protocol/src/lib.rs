@@ -10,12 +10,18 @@
 //! depending on it alone.
 
 pub mod exit;
+mod job;
 mod message;
+mod run;
 mod status;
 
+pub use job::{
+    ApplyParams, ApplyResult, Concurrency, Job, JobChange, JobName, JobSpec, SetEnabled,
+};
 pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,
 };
+pub use run::{Run, RunFilter, RunId, RunNow, RunStatus, RunWait, Trigger};
 pub use status::{StatusResult, StopParams, StopResult};
 
 /// The protocol identifier carried in every hello line. A client refuses a server whose
@@ -32,4 +38,26 @@ pub mod method {
     pub const STATUS: &str = "status";
     /// Graceful stop: [`crate::StopParams`] in, [`crate::StopResult`] out.
     pub const STOP: &str = "stop";
+    /// Add a job: [`crate::JobSpec`] in, [`crate::Job`] out.
+    pub const JOB_ADD: &str = "job_add";
+    /// All jobs: `{}` in, `[Job]` out.
+    pub const JOB_LIST: &str = "job_list";
+    /// One job: [`crate::JobName`] in, [`crate::Job`] out.
+    pub const JOB_GET: &str = "job_get";
+    /// Remove a job: [`crate::JobName`] in, the removed [`crate::Job`] out.
+    pub const JOB_REMOVE: &str = "job_remove";
+    /// Enable or disable: [`crate::SetEnabled`] in, [`crate::Job`] out.
+    pub const JOB_SET_ENABLED: &str = "job_set_enabled";
+    /// Declarative jobs: [`crate::ApplyParams`] in, [`crate::ApplyResult`] out.
+    pub const APPLY: &str = "apply";
+    /// Start a run now: [`crate::RunNow`] in, the new [`crate::Run`] out.
+    pub const RUN_NOW: &str = "run_now";
+    /// Runs, newest first: [`crate::RunFilter`] in, `[Run]` out.
+    pub const RUN_LIST: &str = "run_list";
+    /// One run: [`crate::RunId`] in, [`crate::Run`] out.
+    pub const RUN_GET: &str = "run_get";
+    /// Wait for a run to end: [`crate::RunWait`] in, [`crate::Run`] out.
+    pub const RUN_WAIT: &str = "run_wait";
+    /// Cancel a run: [`crate::RunId`] in, [`crate::Run`] out.
+    pub const RUN_CANCEL: &str = "run_cancel";
 }

@@ -1,6 +1,6 @@
 //! Wall-clock time, injectable.
 //!
-//! Leases, deadlines and fire times are kept in wall time, because the monotonic clock
+//! Lease expiry and fire times are kept in wall time, because the monotonic clock
 //! stops while a laptop sleeps (and keeps running under SIGSTOP, which tests use to stand
 //! in for sleep). Code that decides on time takes a [`Clock`] so tests can make the wall
 //! clock jump while nothing else moves.

@@ -1,6 +1,9 @@
 //! Errors to exit codes and messages, in one place. The codes are documented in the
 //! README and defined in `stead_protocol::exit`.
 
+use std::io::Write;
+
+use stead::lifecycle::lock::LockError;
 use stead_protocol::{ErrorCode, exit};
 
 use stead::client::ClientError;
@@ -15,7 +18,8 @@ pub fn report_error(err: &anyhow::Error) -> i32 {
         // The reader went away (`stead runs | head`): nothing to say, nobody to say it to.
         return exit::SUCCESS;
     }
-    eprintln!("stead: {err:#}");
+    // A spawned server's stderr may be a pipe its client already closed: never panic.
+    let _ = writeln!(std::io::stderr(), "stead: {err:#}");
     exit_code(err)
 }
 
@@ -57,7 +61,10 @@ fn exit_code(err: &anyhow::Error) -> i32 {
         }
         if let Some(e) = cause.downcast_ref::<StartError>() {
             return match e {
-                StartError::LeaseHeld { .. } => exit::UNAVAILABLE,
+                // Contention with other starters: transient, a retry may well succeed.
+                StartError::LeaseHeld { .. } | StartError::Lock(LockError::MutexBusy { .. }) => {
+                    exit::UNAVAILABLE
+                }
                 StartError::Store(_) | StartError::Bind { .. } | StartError::Lock(_) => {
                     exit::IO_ERROR
                 }

@@ -36,7 +36,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let paths = StatePaths::resolve(dir)?;
     let config = Config::load(&paths.config())?;
     init_logging(&paths, args.spawned)?;
-    let store = SqliteStore::open(&paths.ledger())?;
+    let store = SqliteStore::open(&paths.ledger()).inspect_err(|e| tracing::error!("{e}"))?;
     let world = World {
         paths: paths.clone(),
         config,
@@ -47,11 +47,13 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("failed to start the async runtime")?;
-    let outcome = runtime.block_on(server::run(world, stop_signal(), |_hello| {
-        if args.spawned {
-            detach_stderr();
-        }
-    }))?;
+    let outcome = runtime
+        .block_on(server::run(world, stop_signal(), |_hello| {
+            if args.spawned {
+                detach_stderr();
+            }
+        }))
+        .inspect_err(|e| tracing::error!("{e}"))?;
     match outcome {
         Outcome::Stopped(reason) => Ok(match reason {
             StopReason::Superseded(_) => exit::FAILURE,

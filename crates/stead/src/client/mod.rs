@@ -68,11 +68,18 @@ impl Client {
     /// Connects to the serving server, or fails with [`ClientError::NotRunning`].
     pub fn connect(&self) -> Result<Connection, ClientError> {
         Connection::open(self.paths.socket(), self.config.timings.probe_timeout).map_err(|why| {
-            match why {
-                NotServing::Missing | NotServing::Connect(_) => ClientError::NotRunning {
+            match &why {
+                NotServing::Missing => ClientError::NotRunning {
                     dir: self.paths.dir().display().to_string(),
                 },
-                other => ClientError::Unavailable(other.to_string()),
+                // A full accept queue is a holder that is alive but not accepting.
+                NotServing::Connect(e) if e.kind() != std::io::ErrorKind::WouldBlock => {
+                    ClientError::NotRunning {
+                        dir: self.paths.dir().display().to_string(),
+                    }
+                }
+                NotServing::WrongProtocol(_) => ClientError::Protocol(why.to_string()),
+                _ => ClientError::Unavailable(why.to_string()),
             }
         })
     }

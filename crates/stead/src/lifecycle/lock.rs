@@ -30,9 +30,9 @@ pub const LOCK_SCHEMA: &str = "stead.server-lock.v1";
 /// acquisition takes at most one probe timeout, so this is generous.
 const MUTEX_WAIT: Duration = Duration::from_secs(5);
 
-/// The content of the lock file.
+/// The content of the lock file. Unknown fields are ignored, so a later v1 writer that
+/// adds one is still read by this build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct LockRecord {
     pub schema: String,
     pub pid: u32,
@@ -185,9 +185,18 @@ pub fn acquire(
 
 /// Rewrites the record when the lock file no longer names a live holder (a starter that
 /// lost the lease race may have replaced it and exited). A live other holder is left
-/// alone: it is mid-start and will find the lease taken. Returns whether it rewrote.
-pub fn reassert(paths: &LockPaths, record: &LockRecord) -> Result<bool, LockError> {
+/// alone: it is mid-start and will find the lease taken. `still_ours` is asked under the
+/// mutex, so a server that has begun to stop (and to release) never writes it back.
+/// Returns whether it rewrote.
+pub fn reassert(
+    paths: &LockPaths,
+    record: &LockRecord,
+    still_ours: impl FnOnce() -> bool,
+) -> Result<bool, LockError> {
     let _mutex = MutexGuard::lock(&paths.mutex)?;
+    if !still_ours() {
+        return Ok(false);
+    }
     match read(&paths.lock) {
         LockFile::Held(holder) if holder == *record => Ok(false),
         LockFile::Held(holder) if identity::is_alive(holder.pid, &holder.start_identity) => {
@@ -440,8 +449,9 @@ mod tests {
         assert!(!release(&paths, &me).unwrap());
         assert_eq!(read(&paths.lock), LockFile::Held(dead.clone()));
         // Reassert replaces a dead holder's record with ours.
-        assert!(reassert(&paths, &me).unwrap());
-        assert!(!reassert(&paths, &me).unwrap());
+        assert!(!reassert(&paths, &me, || false).unwrap());
+        assert!(reassert(&paths, &me, || true).unwrap());
+        assert!(!reassert(&paths, &me, || true).unwrap());
         assert!(release(&paths, &me).unwrap());
         assert_eq!(read(&paths.lock), LockFile::Missing);
     }

@@ -23,8 +23,10 @@ pub enum NotServing {
     Connect(io::Error),
     /// Connected, but no hello within the timeout.
     Silent,
-    /// Something answered, but not a stead hello of this protocol.
+    /// Something answered, but not a stead hello.
     BadHello(String),
+    /// A stead server of another protocol version answered.
+    WrongProtocol(String),
 }
 
 impl fmt::Display for NotServing {
@@ -34,6 +36,10 @@ impl fmt::Display for NotServing {
             NotServing::Connect(e) => write!(f, "connect failed: {e}"),
             NotServing::Silent => f.write_str("no hello within the probe timeout"),
             NotServing::BadHello(why) => write!(f, "unexpected hello: {why}"),
+            NotServing::WrongProtocol(found) => write!(
+                f,
+                "the server speaks protocol {found:?}, this client speaks {PROTOCOL:?}"
+            ),
         }
     }
 }
@@ -66,7 +72,7 @@ pub fn open(socket: &Path, timeout: Duration) -> Result<Greeted, NotServing> {
         return Err(NotServing::Missing);
     }
     let deadline = Instant::now() + timeout;
-    let stream = UnixStream::connect(socket).map_err(NotServing::Connect)?;
+    let stream = connect(socket).map_err(NotServing::Connect)?;
     let mut reader = BufReader::new(stream);
     let line = read_line_by(&mut reader, deadline).map_err(|e| match e.kind() {
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => NotServing::Silent,
@@ -76,16 +82,30 @@ pub fn open(socket: &Path, timeout: Duration) -> Result<Greeted, NotServing> {
         .map_err(|e| NotServing::BadHello(format!("{e}: {}", truncate(&line))))?
         .hello;
     if hello.protocol != PROTOCOL {
-        return Err(NotServing::BadHello(format!(
-            "protocol {:?}, this client speaks {PROTOCOL:?}",
-            hello.protocol
-        )));
+        return Err(NotServing::WrongProtocol(hello.protocol));
     }
     reader
         .get_ref()
         .set_read_timeout(None)
         .map_err(|e| NotServing::BadHello(e.to_string()))?;
     Ok(Greeted { reader, hello })
+}
+
+/// Connects without ever blocking: a frozen holder's accept queue can fill up, and a
+/// blocking connect would then wait for as long as the holder stays frozen. A full queue
+/// (EAGAIN) means the holder is not accepting, which is "not serving".
+fn connect(socket: &Path) -> io::Result<UnixStream> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )?;
+    rustix::net::connect(&fd, &SocketAddrUnix::new(socket)?)?;
+    // Connected: reads from here on are bounded by read timeouts instead.
+    rustix::fs::fcntl_setfl(&fd, rustix::fs::OFlags::empty())?;
+    Ok(UnixStream::from(fd))
 }
 
 /// Asks whether a server is serving on `socket`.
@@ -203,6 +223,37 @@ mod tests {
             probe(&path, Duration::from_secs(5)),
             ProbeOutcome::NotServing(NotServing::Connect(_))
         ));
+    }
+
+    #[test]
+    fn a_full_accept_queue_is_not_serving_and_never_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sock");
+        // A frozen holder: listening with a tiny backlog, never accepting.
+        let fd = rustix::net::socket(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::STREAM,
+            None,
+        )
+        .unwrap();
+        rustix::net::bind(&fd, &rustix::net::SocketAddrUnix::new(&path).unwrap()).unwrap();
+        rustix::net::listen(&fd, 0).unwrap();
+        let mut held = Vec::new();
+        let started = Instant::now();
+        // Fill the queue; the connect that no longer fits must fail at once.
+        let refused = loop {
+            match connect(&path) {
+                Ok(stream) => held.push(stream),
+                Err(e) => break e,
+            }
+            assert!(held.len() < 4096, "the accept queue never filled");
+        };
+        assert_eq!(refused.kind(), io::ErrorKind::WouldBlock, "{refused}");
+        assert!(matches!(
+            probe(&path, Duration::from_secs(5)),
+            ProbeOutcome::NotServing(NotServing::Connect(e)) if e.kind() == io::ErrorKind::WouldBlock
+        ));
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

@@ -76,6 +76,12 @@ fn params<T: DeserializeOwned + Default>(value: &Value) -> Result<T, ErrorBody> 
     if value.is_null() {
         return Ok(T::default());
     }
+    if !value.is_object() {
+        return Err(ErrorBody::new(
+            ErrorCode::InvalidParams,
+            "invalid params: expected an object",
+        ));
+    }
     serde_json::from_value(value.clone())
         .map_err(|e| ErrorBody::new(ErrorCode::InvalidParams, format!("invalid params: {e}")))
 }

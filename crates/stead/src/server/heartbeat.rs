@@ -42,10 +42,17 @@ async fn renew(shared: &Arc<Shared>) -> bool {
             let outcome = shared.world.store.renew_lease(&held, now, ttl);
             if let Ok(RenewOutcome::Renewed { .. }) = &outcome {
                 // A starter that lost the lease race may have left its own record behind.
-                match lock::reassert(&shared.lock_paths, &shared.lock_record) {
+                match lock::reassert(&shared.lock_paths, &shared.lock_record, || {
+                    !shared.stop.is_cancelled()
+                }) {
                     Ok(true) => info!("rewrote the lock file, which no longer named this server"),
                     Ok(false) => {}
                     Err(e) => warn!(cause = %e, "failed to check the lock file"),
+                }
+                // A cleaner of /tmp (or a person) may have removed the socket file: the
+                // server would serve nobody while renewing its lease for ever.
+                if !shared.socket_is_ours() {
+                    shared.rebind.notify_one();
                 }
             }
             (held, now, outcome)
@@ -58,6 +65,10 @@ async fn renew(shared: &Arc<Shared>) -> bool {
             return true;
         }
     };
+    if shared.stop.is_cancelled() {
+        // Stopping: the release may already have cleared the row; that is no supersession.
+        return false;
+    }
     match outcome {
         Ok(RenewOutcome::Renewed { expires_at }) => {
             if held.expires_at <= now {

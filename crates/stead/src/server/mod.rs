@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use stead_protocol::Hello;
 use tokio_util::task::TaskTracker;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::clock::SharedClock;
 use crate::config::Config;
@@ -80,12 +80,13 @@ pub async fn run(
             return Ok(Outcome::AlreadyServing { holder, hello });
         }
     };
+    let socket_path = world.paths.socket().to_path_buf();
     let bind_err = |source| StartError::Bind {
-        path: world.paths.socket().to_path_buf(),
+        path: socket_path.clone(),
         source,
     };
     started.listener.set_nonblocking(true).map_err(bind_err)?;
-    let listener = tokio::net::UnixListener::from_std(started.listener).map_err(bind_err)?;
+    let mut listener = tokio::net::UnixListener::from_std(started.listener).map_err(bind_err)?;
     let shared = Arc::new(Shared::new(world, server_id, started.held));
     info!(
         server_id = %shared.server_id,
@@ -106,6 +107,20 @@ pub async fn run(
             reason = &mut stop => {
                 shared.begin_stop(reason);
                 break;
+            }
+            () = shared.rebind.notified() => {
+                match startup::bind(&shared.world.paths).and_then(|(std, inode)| {
+                    std.set_nonblocking(true).map_err(&bind_err)?;
+                    let fresh = tokio::net::UnixListener::from_std(std).map_err(bind_err)?;
+                    Ok((fresh, inode))
+                }) {
+                    Ok((fresh, inode)) => {
+                        listener = fresh;
+                        shared.set_socket_inode(inode);
+                        warn!(socket = %shared.world.paths.socket().display(), "the socket file had been removed; bound a new one");
+                    }
+                    Err(e) => error!(cause = %e, "failed to re-create the removed socket file"),
+                }
             }
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {

@@ -54,7 +54,9 @@ pub struct Shared {
     pub started_at: Timestamp,
     pub lock_record: LockRecord,
     pub lock_paths: LockPaths,
-    pub socket_inode: (u64, u64),
+    socket_inode: Mutex<(u64, u64)>,
+    /// Wakes the accept loop to bind a new socket file (the old one was removed).
+    pub rebind: Notify,
     lease: watch::Sender<HeldLease>,
     stop_reason: Mutex<Option<StopReason>>,
     /// Cancelled when the server begins to stop.
@@ -75,13 +77,29 @@ impl Shared {
             started_at,
             lock_record: started.lock_record,
             lock_paths: started.lock_paths,
-            socket_inode: started.socket_inode,
+            socket_inode: Mutex::new(started.socket_inode),
+            rebind: Notify::new(),
             lease: watch::channel(started.lease).0,
             stop_reason: Mutex::new(None),
             stop: CancellationToken::new(),
             phase: watch::channel(Phase::Serving).0,
             renew_now: Notify::new(),
         }
+    }
+
+    /// Whether the socket path still holds the socket file this server bound.
+    pub fn socket_is_ours(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(self.world.paths.socket())
+            .is_ok_and(|m| (m.dev(), m.ino()) == self.socket_inode())
+    }
+
+    pub fn socket_inode(&self) -> (u64, u64) {
+        *self.socket_inode.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_socket_inode(&self, inode: (u64, u64)) {
+        *self.socket_inode.lock().unwrap_or_else(|p| p.into_inner()) = inode;
     }
 
     pub fn lease(&self) -> HeldLease {

@@ -49,7 +49,7 @@ pub async fn run(shared: &Arc<Shared>, tracker: &TaskTracker) -> StopReason {
 fn release(shared: &Shared) {
     let socket = shared.world.paths.socket();
     match std::fs::symlink_metadata(socket) {
-        Ok(meta) if (meta.dev(), meta.ino()) == shared.socket_inode => {
+        Ok(meta) if (meta.dev(), meta.ino()) == shared.socket_inode() => {
             if let Err(e) = std::fs::remove_file(socket) {
                 warn!(cause = %e, "failed to remove the socket file");
             }

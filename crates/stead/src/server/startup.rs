@@ -20,6 +20,7 @@ use crate::config::Config;
 use crate::lifecycle::identity::{self, StartIdentity};
 use crate::lifecycle::lease::{self, ClaimOutcome, Claimant, HeldLease, LeaseRow};
 use crate::lifecycle::lock::{self, Acquired, LockPaths, LockRecord, TakeOverReason, Verdict};
+use crate::lifecycle::probe::{self, ProbeOutcome};
 use crate::paths::StatePaths;
 use crate::store::{Store, StoreError};
 
@@ -101,8 +102,18 @@ pub fn start(
     }
 
     let claimant = Claimant::new(server_id.to_string(), pid, start_identity.clone());
-    let lease = match claim(store, clock, config, &claimant, deadline) {
-        Ok(lease) => lease,
+    let lease = match claim(store, clock, config, &claimant, paths, deadline) {
+        Ok(Claim::Won(lease)) => lease,
+        Ok(Claim::Serving(hello)) => {
+            let _ = lock::release(&lock_paths, &record);
+            info!(server_id = %hello.server_id, pid = hello.pid, "another server began serving while this one waited; leaving it be");
+            let holder = LockRecord::new(
+                hello.pid,
+                StartIdentity::from_stored("unknown"),
+                hello.server_id.clone(),
+            );
+            return Ok(Startup::AlreadyServing { holder, hello });
+        }
         Err(e) => {
             // Leave no record of ours behind for the next starter to probe.
             let _ = lock::release(&lock_paths, &record);
@@ -137,29 +148,40 @@ pub fn start(
 
 fn log_takeover(verdict: &Verdict) {
     match verdict {
-        Verdict::TakeOver { why, probed } => match why {
+        Verdict::TakeOver { why, .. } => match why {
             TakeOverReason::NoLock => {}
             TakeOverReason::CorruptLock(detail) => {
                 warn!(%detail, "the lock file was unreadable; treating it as stale")
             }
             TakeOverReason::HolderDead => info!("the lock holder is gone; taking over"),
             TakeOverReason::HolderNotServing(detail) => {
-                warn!(%detail, probed, "the lock holder is alive but not serving; taking over the lock, the lease decides")
+                warn!(
+                    "the lock holder is alive but not serving ({detail}); taking over the lock, the lease decides"
+                )
             }
         },
         Verdict::AlreadyServing { .. } => {}
     }
 }
 
+/// How a wait for the lease ended.
+enum Claim {
+    Won(HeldLease),
+    /// While we waited, a server began serving on the socket: use it instead.
+    Serving(Hello),
+}
+
 /// Claims the lease, waiting while a live holder's lease runs out or the holder
-/// releases it on its way down, until `deadline`.
+/// releases it on its way down, until `deadline`. Between tries it probes the socket
+/// again: the holder may have been a starter between its claim and its bind.
 fn claim(
     store: &Arc<dyn Store>,
     clock: &SharedClock,
     config: &Config,
     claimant: &Claimant,
+    paths: &StatePaths,
     deadline: Instant,
-) -> Result<HeldLease, StartError> {
+) -> Result<Claim, StartError> {
     let ttl = SignedDuration::try_from(config.timings.lease).unwrap_or(SignedDuration::MAX);
     let mut logged = false;
     let mut dead_owner: Option<LeaseRow> = None;
@@ -169,7 +191,7 @@ fn claim(
                 if dead_owner.is_some() {
                     info!("took over the unexpired lease of a server that died");
                 }
-                return Ok(lease);
+                return Ok(Claim::Won(lease));
             }
             ClaimOutcome::Held(row) if lease::owner_is_dead(&row) => {
                 // A crashed owner can write nothing more: take its row over now instead
@@ -178,10 +200,15 @@ fn claim(
             }
             ClaimOutcome::Held(row) => {
                 dead_owner = None;
+                if let ProbeOutcome::Serving(hello) =
+                    probe::probe(paths.socket(), config.timings.probe_timeout)
+                {
+                    return Ok(Claim::Serving(hello));
+                }
                 if !logged {
                     let owner = row.owner.as_ref().expect("a held lease has an owner");
                     warn!(
-                        "waiting for the lease of live server {} (pid {}, epoch {}), valid until {}: it did not answer the probe, so it may be frozen or asleep",
+                        "waiting for the lease of live server {} (pid {}, epoch {}), valid until {}: it does not answer on the socket, so it may be frozen, asleep or still starting",
                         owner.server_id,
                         owner.pid,
                         row.epoch,
@@ -210,7 +237,9 @@ fn held_error(row: LeaseRow) -> StartError {
 
 /// Binds the socket (0600), replacing a stale socket file. Only called while holding the
 /// lock and the lease, so a stale file cannot belong to a live server.
-fn bind(paths: &StatePaths) -> Result<(std::os::unix::net::UnixListener, (u64, u64)), StartError> {
+pub(super) fn bind(
+    paths: &StatePaths,
+) -> Result<(std::os::unix::net::UnixListener, (u64, u64)), StartError> {
     let path = paths.socket();
     let err = |source| StartError::Bind {
         path: path.to_path_buf(),

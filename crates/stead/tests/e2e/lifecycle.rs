@@ -286,3 +286,16 @@ fn doctor_reports_a_healthy_directory() {
     let human = text(&dir.run(&["doctor"]).stdout);
     assert!(human.contains("passes SQLite's integrity check"), "{human}");
 }
+
+#[test]
+fn a_removed_socket_file_is_bound_again_by_the_live_server() {
+    let dir = StateDir::new();
+    let before = dir.status();
+    let socket = std::path::PathBuf::from(before["socket"].as_str().unwrap());
+    // What a /tmp cleaner or a careless `rm` does to a running server.
+    std::fs::remove_file(&socket).unwrap();
+    wait_until("the server binds its socket again", || socket.exists());
+    let after = dir.status();
+    assert_eq!(after["server_id"], before["server_id"]);
+    assert!(dir.log().contains("the socket file had been removed"));
+}

@@ -1,0 +1,137 @@
+//! Runs on the wire: the ledger row of one execution, and the run methods' parameters.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a run exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// Its job's schedule fired.
+    Scheduled,
+    /// Someone asked (`stead run`, the API).
+    OnDemand,
+    /// It resumes an interrupted run.
+    Resume,
+    /// It makes up for fires missed while stead was down or asleep.
+    CatchUp,
+}
+
+/// Where a run is in its life: `queued → running → succeeded | failed | cancelled |
+/// interrupted`, or `skipped` straight away. See docs/ledger.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+    Interrupted,
+    Skipped,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 7] = [
+        RunStatus::Queued,
+        RunStatus::Running,
+        RunStatus::Succeeded,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+        RunStatus::Interrupted,
+        RunStatus::Skipped,
+    ];
+
+    /// Whether the run has ended and will never change again.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, RunStatus::Queued | RunStatus::Running)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Skipped => "skipped",
+        }
+    }
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Scheduled => "scheduled",
+            Trigger::OnDemand => "on_demand",
+            Trigger::Resume => "resume",
+            Trigger::CatchUp => "catch_up",
+        }
+    }
+}
+
+/// One run, as `stead show RUN --json` prints it. Times are RFC 3339 in UTC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: i64,
+    pub job: String,
+    pub trigger: Trigger,
+    pub status: RunStatus,
+    /// The exit code, when the command exited by itself.
+    pub exit_code: Option<i32>,
+    /// The signal number, when the command was killed by a signal.
+    pub signal: Option<i32>,
+    /// Why the run ended as it did, in words (a skip's overlap, a timeout, a cancel).
+    pub reason: Option<String>,
+    pub attempt: i64,
+    pub parent_id: Option<i64>,
+    pub idempotency_key: String,
+    pub machine_id: String,
+    pub boot_id: String,
+    pub monitor_pid: Option<u32>,
+    pub scheduled_at: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub log_path: String,
+}
+
+/// Parameters naming one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunId {
+    pub id: i64,
+}
+
+/// Parameters of `run_now`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunNow {
+    pub job: String,
+}
+
+/// Parameters of `run_wait`: answered when the run is terminal, or after `timeout_ms`
+/// with the run as it is then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunWait {
+    pub id: i64,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// Parameters of `run_list`; newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunFilter {
+    #[serde(default)]
+    pub job: Option<String>,
+    #[serde(default)]
+    pub status: Option<RunStatus>,
+    /// At most this many (default 50, at most 10,000).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Only runs with an id below this (for paging).
+    #[serde(default)]
+    pub before_id: Option<i64>,
+}
