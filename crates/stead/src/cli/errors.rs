@@ -9,8 +9,15 @@ use stead_protocol::{ErrorCode, exit};
 use stead::client::ClientError;
 use stead::config::ConfigError;
 use stead::paths::PathsError;
+use stead::schedule::ScheduleError;
 use stead::server::startup::StartError;
 use stead::store::StoreError;
+
+/// Input data the command refused before sending anything (a job file that does not
+/// parse, a name declared twice): exit 65. The message says what and where.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DataError(pub String);
 
 /// Prints `err` to stderr and returns its exit code.
 pub fn report_error(err: &anyhow::Error) -> i32 {
@@ -41,7 +48,9 @@ fn exit_code(err: &anyhow::Error) -> i32 {
                 | ClientError::Unavailable(_)
                 | ClientError::Io(_) => exit::UNAVAILABLE,
                 ClientError::Server(body) => match body.code {
-                    ErrorCode::InvalidParams => exit::USAGE,
+                    // The command line parsed, so what the server refused is the job
+                    // data in it (a bad cron field, an unknown zone): a data error.
+                    ErrorCode::InvalidParams => exit::DATA_ERROR,
                     ErrorCode::ShuttingDown | ErrorCode::StoreUnavailable => exit::UNAVAILABLE,
                     ErrorCode::InvalidJson
                     | ErrorCode::LineTooLong
@@ -52,6 +61,9 @@ fn exit_code(err: &anyhow::Error) -> i32 {
                 },
                 ClientError::Protocol(_) => exit::SOFTWARE,
             };
+        }
+        if cause.is::<DataError>() || cause.is::<ScheduleError>() {
+            return exit::DATA_ERROR;
         }
         if cause.is::<ConfigError>() {
             return exit::CONFIG;

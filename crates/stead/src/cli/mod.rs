@@ -1,9 +1,19 @@
 //! The command line: one module per command, one place mapping errors to exit codes.
 
+mod apply;
+mod cancel;
+mod cron;
 mod doctor;
 mod errors;
+mod job;
+mod logs;
+mod monitor;
 mod output;
+mod render;
+mod run;
+mod runs;
 mod serve;
+mod show;
 mod status;
 mod stop;
 
@@ -35,6 +45,25 @@ pub enum Command {
     Stop(stop::Args),
     /// Diagnose the state directory: lock file, lease, socket, ledger
     Doctor(doctor::Args),
+    /// Add, list, show, remove, enable and disable jobs
+    Job(job::Args),
+    /// Make the jobs match a job file (`[[job]]` tables)
+    Apply(apply::Args),
+    /// Preview cron expressions (no server needed)
+    Cron(cron::Args),
+    /// Run a job now
+    Run(run::Args),
+    /// List runs, newest first
+    Runs(runs::Args),
+    /// Show one run
+    Show(show::Args),
+    /// Print a run's output
+    Logs(logs::Args),
+    /// Cancel a queued or running run
+    Cancel(cancel::Args),
+    /// Watch one run (started by the server; reads its plan on stdin)
+    #[command(hide = true)]
+    Monitor,
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -45,5 +74,14 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => serve::run(dir, args),
         Command::Stop(args) => stop::run(dir, args),
         Command::Doctor(args) => doctor::run(dir, args),
+        Command::Job(args) => job::run(dir, args),
+        Command::Apply(args) => apply::run(dir, args),
+        Command::Cron(args) => cron::run(dir, args),
+        Command::Run(args) => run::run(dir, args),
+        Command::Runs(args) => runs::run(dir, args),
+        Command::Show(args) => show::run(dir, args),
+        Command::Logs(args) => logs::run(dir, args),
+        Command::Cancel(args) => cancel::run(dir, args),
+        Command::Monitor => Ok(monitor::run()),
     }
 }

@@ -42,6 +42,8 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         config,
         store: Arc::new(store),
         clock: clock::system(),
+        monitor_exe: std::env::current_exe().context("failed to find the stead executable")?,
+        machine_id: stead::machine::machine_id().context("failed to read this machine's id")?,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

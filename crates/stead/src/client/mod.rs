@@ -12,6 +12,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod calls;
 mod ensure;
 
 use std::io::{self, Write};

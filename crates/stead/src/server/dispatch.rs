@@ -1,5 +1,6 @@
 //! Request dispatch: one exhaustive match from method name to handler.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -8,15 +9,33 @@ use stead_protocol::{
     ErrorBody, ErrorCode, RequestEnvelope, ResponseEnvelope, StopParams, StopResult, method,
 };
 
+use super::handlers::{self, jobs, runs};
 use super::shared::{Phase, Shared, StopReason};
 
 /// How long `status` waits for a lease renewal it asked for (after a sleep, the lease
 /// may read as expired until the heartbeat re-arms it).
 const RENEW_WAIT: Duration = Duration::from_secs(1);
 
-type HandlerResult = Result<Value, ErrorBody>;
+use handlers::{HandlerResult, to_value};
 
-pub async fn handle(shared: &Shared, line: &str) -> ResponseEnvelope {
+/// Every method this server answers, for the `unknown_method` message.
+const METHODS: &[&str] = &[
+    method::STATUS,
+    method::STOP,
+    method::JOB_ADD,
+    method::JOB_LIST,
+    method::JOB_GET,
+    method::JOB_REMOVE,
+    method::JOB_SET_ENABLED,
+    method::APPLY,
+    method::RUN_NOW,
+    method::RUN_LIST,
+    method::RUN_GET,
+    method::RUN_WAIT,
+    method::RUN_CANCEL,
+];
+
+pub async fn handle(shared: &Arc<Shared>, line: &str) -> ResponseEnvelope {
     let value: Value = match serde_json::from_str(line) {
         Ok(value) => value,
         Err(e) => {
@@ -55,24 +74,49 @@ pub async fn handle(shared: &Shared, line: &str) -> ResponseEnvelope {
     }
 }
 
-async fn route(shared: &Shared, request: &RequestEnvelope) -> HandlerResult {
+async fn route(shared: &Arc<Shared>, request: &RequestEnvelope) -> HandlerResult {
+    let p = &request.params;
     match request.method.as_str() {
         method::STATUS => status(shared).await,
         method::STOP => {
-            let _: StopParams = params(&request.params)?;
+            let _: StopParams = params_or_default(p)?;
             stop(shared).await
         }
+        method::JOB_ADD => jobs::add(shared, params(p)?).await,
+        method::JOB_LIST => jobs::list(shared).await,
+        method::JOB_GET => jobs::get(shared, params(p)?).await,
+        method::JOB_REMOVE => jobs::remove(shared, params(p)?).await,
+        method::JOB_SET_ENABLED => jobs::set_enabled(shared, params(p)?).await,
+        method::APPLY => jobs::apply(shared, params(p)?).await,
+        method::RUN_NOW => runs::now(shared, params(p)?).await,
+        method::RUN_LIST => runs::list(shared, params_or_default(p)?).await,
+        method::RUN_GET => runs::get(shared, params(p)?).await,
+        method::RUN_WAIT => runs::wait(shared, params(p)?).await,
+        method::RUN_CANCEL => runs::cancel(shared, params(p)?).await,
         other => Err(ErrorBody::new(
             ErrorCode::UnknownMethod,
             format!(
                 "unknown method {other:?}; this server answers: {}",
-                [method::STATUS, method::STOP].join(", ")
+                METHODS.join(", ")
             ),
         )),
     }
 }
 
-fn params<T: DeserializeOwned + Default>(value: &Value) -> Result<T, ErrorBody> {
+/// Parameters that must be given.
+fn params<T: DeserializeOwned>(value: &Value) -> Result<T, ErrorBody> {
+    if !value.is_object() {
+        return Err(ErrorBody::new(
+            ErrorCode::InvalidParams,
+            "invalid params: expected an object",
+        ));
+    }
+    serde_json::from_value(value.clone())
+        .map_err(|e| ErrorBody::new(ErrorCode::InvalidParams, format!("invalid params: {e}")))
+}
+
+/// Parameters that may be omitted entirely.
+fn params_or_default<T: DeserializeOwned + Default>(value: &Value) -> Result<T, ErrorBody> {
     if value.is_null() {
         return Ok(T::default());
     }
@@ -84,10 +128,6 @@ fn params<T: DeserializeOwned + Default>(value: &Value) -> Result<T, ErrorBody> 
     }
     serde_json::from_value(value.clone())
         .map_err(|e| ErrorBody::new(ErrorCode::InvalidParams, format!("invalid params: {e}")))
-}
-
-fn to_value(value: impl serde::Serialize) -> HandlerResult {
-    serde_json::to_value(value).map_err(|e| ErrorBody::new(ErrorCode::Internal, e.to_string()))
 }
 
 async fn status(shared: &Shared) -> HandlerResult {

@@ -11,12 +11,16 @@
 
 mod connection;
 mod dispatch;
+mod handlers;
 mod heartbeat;
+mod runs;
+mod scheduler;
 mod shared;
 mod shutdown;
 pub mod startup;
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use stead_protocol::Hello;
@@ -39,6 +43,10 @@ pub struct World {
     pub config: Config,
     pub store: Arc<dyn Store>,
     pub clock: SharedClock,
+    /// The `stead` executable whose hidden `monitor` subcommand watches each run.
+    pub monitor_exe: PathBuf,
+    /// This host's id (see [`crate::machine`]); every run row carries it.
+    pub machine_id: String,
 }
 
 /// How a server run ended.
@@ -95,10 +103,12 @@ pub async fn run(
         socket = %shared.world.paths.socket().display(),
         "serving"
     );
+    runs::reconcile(&shared).await;
     on_ready(&shared.hello());
 
     let tracker = TaskTracker::new();
     let heartbeat = tokio::spawn(heartbeat::run(shared.clone()));
+    let scheduler = tokio::spawn(scheduler::run(shared.clone()));
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -131,6 +141,7 @@ pub async fn run(
         }
     }
     drop(listener);
+    scheduler.abort();
     let reason = shutdown::run(&shared, &tracker).await;
     heartbeat.abort();
     Ok(Outcome::Stopped(reason))

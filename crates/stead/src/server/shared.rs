@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use jiff::Timestamp;
 use stead_protocol::{Hello, PROTOCOL, StatusResult};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::World;
@@ -64,6 +64,13 @@ pub struct Shared {
     pub phase: watch::Sender<Phase>,
     /// Wakes the heartbeat for an immediate renewal (a request found the lease expired).
     pub renew_now: Notify,
+    /// Wakes the scheduler: jobs were added, changed or removed.
+    pub jobs_changed: Notify,
+    /// The id of every run whose row changed (created, started, ended).
+    pub run_events: broadcast::Sender<i64>,
+    /// This boot of this machine: runs record it, and a row from another boot was cut
+    /// by a reboot.
+    pub boot_id: String,
 }
 
 impl Shared {
@@ -84,6 +91,9 @@ impl Shared {
             stop: CancellationToken::new(),
             phase: watch::channel(Phase::Serving).0,
             renew_now: Notify::new(),
+            jobs_changed: Notify::new(),
+            run_events: broadcast::channel(1024).0,
+            boot_id: crate::lifecycle::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
         }
     }
 

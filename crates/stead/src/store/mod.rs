@@ -7,11 +7,14 @@
 
 pub mod sqlite;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use jiff::{SignedDuration, Timestamp};
+use stead_protocol::{Concurrency, JobSpec, Run, RunFilter, RunStatus, Trigger};
 
+use crate::lifecycle::identity::StartIdentity;
 use crate::lifecycle::lease::{ClaimOutcome, Claimant, HeldLease, LeaseRow, RenewOutcome};
+use crate::runs::{MonitorPlan, RunEnd};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -37,7 +40,76 @@ pub enum StoreError {
     Migrate { path: PathBuf, detail: String },
     #[error("ledger query failed: {0}")]
     Query(#[from] rusqlite::Error),
+    #[error("this server's lease (epoch {epoch}) has been superseded; it may write nothing more")]
+    Fenced { epoch: i64 },
+    #[error("a job named {0:?} already exists")]
+    JobExists(String),
+    #[error("no job named {0:?}")]
+    NoSuchJob(String),
+    #[error("no run {0}")]
+    NoSuchRun(i64),
+    #[error("corrupt ledger row: {0}")]
+    Row(String),
 }
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredJob {
+    pub id: i64,
+    pub spec: JobSpec,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// Interval schedules fire at anchor + k * interval.
+    pub anchor: Timestamp,
+    /// Fires scheduled at or before this instant have been handled.
+    pub fired_through: Option<Timestamp>,
+}
+
+/// A run to be admitted to the ledger.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub job_id: i64,
+    pub job: String,
+    pub trigger: Trigger,
+    pub scheduled_at: Option<Timestamp>,
+    /// `None`: a fresh key is made from the run's id.
+    pub idempotency_key: Option<String>,
+    pub parent_id: Option<i64>,
+    pub attempt: i64,
+    pub machine_id: String,
+    pub boot_id: String,
+    pub concurrency: Concurrency,
+    pub created_at: Timestamp,
+    /// For a scheduled fire: advance the job's `fired_through` to this instant in the
+    /// same transaction, so a fire is handled exactly once.
+    pub fired_through: Option<Timestamp>,
+}
+
+/// What admitting a run did.
+#[derive(Debug, Clone)]
+pub struct Admission {
+    /// The new row: `queued`, or `skipped` (a forbidden overlap).
+    pub run: Run,
+    /// What its monitor must run, when it is queued.
+    pub plan: Option<MonitorPlan>,
+    /// Runs to cancel because the job's concurrency is `replace`.
+    pub replaced: Vec<ActiveRun>,
+}
+
+/// A run that has not ended, with what is needed to find its monitor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveRun {
+    pub id: i64,
+    pub job: String,
+    pub status: RunStatus,
+    pub machine_id: String,
+    pub boot_id: String,
+    pub monitor: Option<(u32, StartIdentity)>,
+    pub epoch: i64,
+}
+
+/// Builds a run's monitor plan once its id and log path are known.
+pub type PlanFn<'a> = &'a dyn Fn(i64, &Path, &str) -> MonitorPlan;
 
 /// Durable server state.
 pub trait Store: Send + Sync + std::fmt::Debug {
@@ -66,4 +138,72 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// The lease row as stored.
     fn lease_row(&self) -> Result<LeaseRow, StoreError>;
+
+    /// Adds a job; [`StoreError::JobExists`] if the name is taken.
+    fn job_insert(
+        &self,
+        spec: &JobSpec,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<StoredJob, StoreError>;
+
+    fn job_get(&self, name: &str) -> Result<Option<StoredJob>, StoreError>;
+
+    /// All jobs, by name.
+    fn job_list(&self) -> Result<Vec<StoredJob>, StoreError>;
+
+    /// Replaces a job's spec (same name). A changed schedule restarts its fire count
+    /// from `now`, so an edit never fires what the old schedule missed.
+    fn job_update(
+        &self,
+        spec: &JobSpec,
+        schedule_changed: bool,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<StoredJob, StoreError>;
+
+    /// Removes a job; its runs stay in the ledger.
+    fn job_remove(&self, name: &str, epoch: i64) -> Result<StoredJob, StoreError>;
+
+    /// Applies creations, updates (with whether the schedule changed) and removals in one
+    /// transaction: all or nothing.
+    fn job_apply(
+        &self,
+        create: &[JobSpec],
+        update: &[(JobSpec, bool)],
+        remove: &[String],
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<(), StoreError>;
+
+    /// Records that a job's fires up to `through` were handled without a run (a disabled
+    /// job's, or ones a catch-up policy skipped).
+    fn job_mark_fired(&self, job_id: i64, through: Timestamp, epoch: i64)
+    -> Result<(), StoreError>;
+
+    /// Writes a new run row, applying the job's concurrency policy against its runs in
+    /// flight, in one transaction. `plan` builds the monitor plan from the new id, its
+    /// log path and its idempotency key.
+    fn run_admit(
+        &self,
+        new: &NewRun,
+        log_dir: &Path,
+        plan: PlanFn<'_>,
+        epoch: i64,
+    ) -> Result<Admission, StoreError>;
+
+    fn run_get(&self, id: i64) -> Result<Option<Run>, StoreError>;
+
+    /// Runs matching `filter`, newest first.
+    fn run_list(&self, filter: &RunFilter) -> Result<Vec<Run>, StoreError>;
+
+    /// Runs of `machine_id` that have not ended.
+    fn runs_active(&self, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError>;
+
+    /// Ends a queued or running run from the server's side (a cancel before start, a
+    /// monitor that died), fenced by `epoch`. Returns false if it had already ended.
+    fn run_settle(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError>;
+
+    /// Notes that a cancel was asked for (the monitor is then signalled).
+    fn run_request_cancel(&self, id: i64, now: Timestamp, epoch: i64) -> Result<(), StoreError>;
 }

@@ -126,6 +126,23 @@ impl StateDir {
 
 impl Drop for StateDir {
     fn drop(&mut self) {
+        // Servers die at once; monitors get SIGTERM, on which they take their run's
+        // whole process group down with them, then anything left is killed.
+        for (pid, argv) in pids_matching(&self.path) {
+            let monitor = argv.iter().any(|a| a == "monitor");
+            signal(
+                pid,
+                if monitor {
+                    libc::SIGTERM
+                } else {
+                    libc::SIGKILL
+                },
+            );
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !pids_matching(&self.path).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         for (pid, _) in pids_matching(&self.path) {
             signal(pid, libc::SIGKILL);
         }

@@ -6,3 +6,5 @@ mod bad_input;
 mod ensure;
 mod harness;
 mod lifecycle;
+mod runs;
+mod scheduler;

@@ -14,16 +14,29 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::{Store, StoreError};
+mod jobs;
+mod runs;
+#[cfg(test)]
+mod tests_runs;
+
+pub use runs::MAX_LIST as MAX_RUN_LIST;
+
+use stead_protocol::{JobSpec, Run, RunFilter};
+
+use super::{ActiveRun, Admission, NewRun, PlanFn, Store, StoreError, StoredJob};
 use crate::clock::{from_ms, to_ms};
 use crate::lifecycle::identity::StartIdentity;
 use crate::lifecycle::lease::{
     ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow, RenewOutcome,
 };
+use crate::runs::{RunEnd, RunRecorder};
 
 /// Append-only: a released schema is never edited, only followed by a new migration.
 /// The schema version is the number of migrations applied (`PRAGMA user_version`).
-const MIGRATIONS: &[&str] = &[include_str!("migrations/001_server_lease.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/001_server_lease.sql"),
+    include_str!("migrations/002_jobs_and_runs.sql"),
+];
 
 /// How long a statement waits for another process's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -81,6 +94,30 @@ impl SqliteStore {
         // A panic while holding the connection leaves SQLite itself consistent (an open
         // transaction is rolled back when its guard drops), so poisoning is not fatal.
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction. With `epoch`, the transaction first
+    /// checks that the lease still carries it: the write lock is held from the check to
+    /// the commit, so no newer server can claim in between.
+    fn write<T>(
+        &self,
+        epoch: Option<i64>,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let Some(epoch) = epoch {
+            let current: i64 =
+                tx.query_row("SELECT epoch FROM server_lease WHERE id = 1", [], |r| {
+                    r.get(0)
+                })?;
+            if current != epoch {
+                return Err(StoreError::Fenced { epoch });
+            }
+        }
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
     }
 }
 
@@ -289,6 +326,120 @@ impl Store for SqliteStore {
 
     fn lease_row(&self) -> Result<LeaseRow, StoreError> {
         Ok(read_lease(&self.conn())?)
+    }
+
+    fn job_insert(
+        &self,
+        spec: &JobSpec,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<StoredJob, StoreError> {
+        self.write(Some(epoch), |tx| jobs::insert(tx, spec, now))
+    }
+
+    fn job_get(&self, name: &str) -> Result<Option<StoredJob>, StoreError> {
+        jobs::get(&self.conn(), name)
+    }
+
+    fn job_list(&self) -> Result<Vec<StoredJob>, StoreError> {
+        jobs::list(&self.conn())
+    }
+
+    fn job_update(
+        &self,
+        spec: &JobSpec,
+        schedule_changed: bool,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<StoredJob, StoreError> {
+        self.write(Some(epoch), |tx| {
+            jobs::update(tx, spec, schedule_changed, now)
+        })
+    }
+
+    fn job_remove(&self, name: &str, epoch: i64) -> Result<StoredJob, StoreError> {
+        self.write(Some(epoch), |tx| jobs::remove(tx, name))
+    }
+
+    fn job_apply(
+        &self,
+        create: &[JobSpec],
+        update: &[(JobSpec, bool)],
+        remove: &[String],
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<(), StoreError> {
+        self.write(Some(epoch), |tx| {
+            for name in remove {
+                jobs::remove(tx, name)?;
+            }
+            for (spec, schedule_changed) in update {
+                jobs::update(tx, spec, *schedule_changed, now)?;
+            }
+            for spec in create {
+                jobs::insert(tx, spec, now)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn job_mark_fired(
+        &self,
+        job_id: i64,
+        through: Timestamp,
+        epoch: i64,
+    ) -> Result<(), StoreError> {
+        self.write(Some(epoch), |tx| jobs::mark_fired(tx, job_id, through))
+    }
+
+    fn run_admit(
+        &self,
+        new: &NewRun,
+        log_dir: &Path,
+        plan: PlanFn<'_>,
+        epoch: i64,
+    ) -> Result<Admission, StoreError> {
+        self.write(Some(epoch), |tx| runs::admit(tx, new, log_dir, plan, epoch))
+    }
+
+    fn run_get(&self, id: i64) -> Result<Option<Run>, StoreError> {
+        runs::get(&self.conn(), id)
+    }
+
+    fn run_list(&self, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
+        runs::list(&self.conn(), filter)
+    }
+
+    fn runs_active(&self, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError> {
+        runs::active(&self.conn(), machine_id)
+    }
+
+    fn run_settle(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError> {
+        self.write(Some(epoch), |tx| runs::settle(tx, id, end))
+    }
+
+    fn run_request_cancel(&self, id: i64, now: Timestamp, epoch: i64) -> Result<(), StoreError> {
+        self.write(Some(epoch), |tx| runs::request_cancel(tx, id, now))
+    }
+}
+
+/// The monitor's writes. Not fenced by the server's epoch: the monitor is the authority
+/// on its own run, whichever server is current; the status guards keep them exactly-once.
+impl RunRecorder for SqliteStore {
+    fn mark_running(
+        &self,
+        run_id: i64,
+        monitor_pid: u32,
+        monitor_identity: &StartIdentity,
+        started_at: Timestamp,
+    ) -> Result<bool, StoreError> {
+        self.write(None, |tx| {
+            runs::mark_running(tx, run_id, monitor_pid, monitor_identity, started_at)
+        })
+    }
+
+    fn finish(&self, run_id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+        self.write(None, |tx| runs::finish(tx, run_id, end))
     }
 }
 

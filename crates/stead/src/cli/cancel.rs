@@ -1,0 +1,62 @@
+//! `stead cancel RUN`: cancel a queued or running run.
+
+use std::path::Path;
+
+use stead::client::Client;
+use stead_protocol::{Run, exit};
+
+use super::output;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run's id (from `stead runs`)
+    id: i64,
+    /// Print the run as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let client = Client::for_state_dir(dir)?;
+    let run = client.connect_or_start()?.run_cancel(args.id)?;
+    if args.json {
+        output::json(&run)?;
+    } else {
+        output::text(&render(&run))?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// A running command is stopped by its monitor (SIGTERM, then SIGKILL after a grace
+/// period), so the answer may come before the end: say so rather than claim it ended.
+fn render(run: &Run) -> String {
+    if run.status.is_terminal() {
+        format!("run {}: {}\n", run.id, run.status.as_str())
+    } else {
+        format!(
+            "run {}: cancel requested (still {})\n",
+            run.id,
+            run.status.as_str()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use stead_protocol::RunStatus;
+
+    use super::*;
+    use crate::cli::runs::tests::sample_run;
+
+    #[test]
+    fn says_whether_the_run_has_ended() {
+        assert_eq!(
+            render(&sample_run(42, RunStatus::Cancelled)),
+            "run 42: cancelled\n"
+        );
+        assert_eq!(
+            render(&sample_run(42, RunStatus::Running)),
+            "run 42: cancel requested (still running)\n"
+        );
+    }
+}

@@ -1,0 +1,514 @@
+//! `stead job`: add, list, show, remove, enable and disable jobs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use clap::{Subcommand, ValueEnum};
+use stead::client::Client;
+use stead_protocol::{Concurrency, Job, JobSpec, exit};
+
+use super::output;
+use super::render::{self, NONE};
+
+/// The COMMAND column of `stead job ls` is cut to this many characters.
+const COMMAND_WIDTH: usize = 48;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: JobCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum JobCommand {
+    /// Add a job: `stead job add NAME [--cron EXPR | --every DURATION] -- CMD...`
+    Add(AddArgs),
+    /// List the jobs
+    Ls(JsonArgs),
+    /// Show one job
+    Show(NameArgs),
+    /// Remove a job (its runs stay in the ledger)
+    Rm(NameArgs),
+    /// Enable a job: it fires on its schedule again
+    Enable(NameArgs),
+    /// Disable a job: it keeps its definition but never fires (it can still be run by hand)
+    Disable(NameArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct AddArgs {
+    /// The job's name: letters, digits, `-`, `_` and `.`, at most 64 characters
+    name: String,
+    /// Run on a cron schedule: five fields, as in a crontab (see docs/scheduling.md)
+    #[arg(long, value_name = "EXPR", conflicts_with = "every")]
+    cron: Option<String>,
+    /// The IANA time zone of --cron [default: the machine's zone]
+    // clap drops `requires` when a conflicting flag is given, so `--every` is named too.
+    #[arg(long, value_name = "ZONE", requires = "cron", conflicts_with = "every")]
+    tz: Option<String>,
+    /// Run at a fixed interval, counted from when the job is added (`15m`, `1h30m`)
+    #[arg(long, value_name = "DURATION")]
+    every: Option<String>,
+    /// The working directory [default: the server's]; relative to this shell's directory
+    #[arg(long, value_name = "DIR", value_parser = absolute_dir)]
+    cwd: Option<String>,
+    /// An environment variable for the command; repeat for more (a later K wins)
+    #[arg(long = "env", value_name = "K=V", value_parser = env_pair)]
+    env: Vec<(String, String)>,
+    /// Terminate a run (SIGTERM, then SIGKILL) after this long (`90s`, `2h`)
+    #[arg(long, value_name = "DURATION")]
+    timeout: Option<String>,
+    /// What to do when a run is due while an earlier one is still going
+    #[arg(long, value_enum, default_value_t = ConcurrencyArg::Forbid)]
+    concurrency: ConcurrencyArg,
+    /// Run the command through `sh -c`, its words joined by spaces into one script
+    #[arg(long)]
+    shell: bool,
+    /// Add the job disabled: it will not fire until `stead job enable NAME`
+    #[arg(long)]
+    disabled: bool,
+    /// Print the added job as JSON
+    #[arg(long)]
+    json: bool,
+    /// The program and its arguments (or, with --shell, the script), after `--`
+    #[arg(last = true, required = true, num_args = 1.., value_name = "CMD")]
+    command: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+struct NameArgs {
+    /// The job's name
+    name: String,
+    /// Print the job as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct JsonArgs {
+    /// Print the jobs as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ConcurrencyArg {
+    /// Both run
+    Allow,
+    /// The new run is recorded as skipped
+    Forbid,
+    /// The running one is cancelled and the new one starts
+    Replace,
+}
+
+impl From<ConcurrencyArg> for Concurrency {
+    fn from(arg: ConcurrencyArg) -> Self {
+        match arg {
+            ConcurrencyArg::Allow => Concurrency::Allow,
+            ConcurrencyArg::Forbid => Concurrency::Forbid,
+            ConcurrencyArg::Replace => Concurrency::Replace,
+        }
+    }
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let mut conn = Client::for_state_dir(dir)?.connect_or_start()?;
+    match args.command {
+        JobCommand::Add(add) => {
+            let json = add.json;
+            let job = conn.job_add(&add.into_spec())?;
+            print_job(json, &job, &format!("added job {}\n", job.spec.name), true)?;
+        }
+        JobCommand::Ls(args) => {
+            let jobs = conn.job_list()?;
+            if args.json {
+                output::json(&jobs)?;
+            } else {
+                output::text(&render_jobs(&jobs))?;
+            }
+        }
+        JobCommand::Show(args) => {
+            let job = conn.job_get(&args.name)?;
+            print_job(args.json, &job, &format!("job {}\n", job.spec.name), true)?;
+        }
+        JobCommand::Rm(args) => {
+            let job = conn.job_remove(&args.name)?;
+            let line = format!("removed job {}\n", job.spec.name);
+            print_job(args.json, &job, &line, false)?;
+        }
+        JobCommand::Enable(args) => {
+            let job = conn.job_set_enabled(&args.name, true)?;
+            let line = match &job.next_fire_at {
+                Some(next) => format!("enabled job {}; next fire {next}\n", job.spec.name),
+                None => format!("enabled job {} (it has no schedule)\n", job.spec.name),
+            };
+            print_job(args.json, &job, &line, false)?;
+        }
+        JobCommand::Disable(args) => {
+            let job = conn.job_set_enabled(&args.name, false)?;
+            let line = format!("disabled job {}\n", job.spec.name);
+            print_job(args.json, &job, &line, false)?;
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// Prints `job` as JSON, or `heading` followed (when `detail`) by the job's fields.
+fn print_job(json: bool, job: &Job, heading: &str, detail: bool) -> std::io::Result<()> {
+    if json {
+        output::json(job)
+    } else if detail {
+        output::text(&format!("{heading}{}", render_job(job)))
+    } else {
+        output::text(heading)
+    }
+}
+
+impl AddArgs {
+    fn into_spec(self) -> JobSpec {
+        JobSpec {
+            name: self.name,
+            cron: self.cron,
+            tz: self.tz,
+            every: self.every,
+            command: command_words(self.command, self.shell),
+            shell: self.shell,
+            cwd: self.cwd,
+            // A later K=V for the same K wins, as in `env K=1 K=2`.
+            env: self.env.into_iter().collect::<BTreeMap<_, _>>(),
+            timeout: self.timeout,
+            concurrency: self.concurrency.into(),
+            enabled: !self.disabled,
+        }
+    }
+}
+
+/// The command as sent: a shell job's words become one script, because `sh -c` takes
+/// the script as one argument (`--shell -- echo a '|' wc` and `--shell -- 'echo a | wc'`
+/// mean the same).
+fn command_words(words: Vec<String>, shell: bool) -> Vec<String> {
+    if shell { vec![words.join(" ")] } else { words }
+}
+
+/// Parses `--env K=V`; the value may itself contain `=`.
+fn env_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some(("", _)) => Err(format!("{s:?} has no variable name before `=`")),
+        Some((key, value)) => Ok((key.to_string(), value.to_string())),
+        None => Err(format!("{s:?} is not of the form K=V")),
+    }
+}
+
+/// Makes `--cwd` absolute against this process's directory: the server runs elsewhere,
+/// so a relative path would mean the server's directory, not the one the person meant.
+fn absolute_dir(s: &str) -> Result<String, String> {
+    let path = std::path::absolute(s).map_err(|e| format!("{s:?}: {e}"))?;
+    path.into_os_string()
+        .into_string()
+        .map_err(|_| format!("{s:?} is not valid UTF-8 once made absolute"))
+}
+
+/// A job's schedule in words: `cron 0 20 * * * (Europe/Berlin)`, `every 1m`, `manual`.
+fn schedule(spec: &JobSpec) -> String {
+    match (&spec.cron, &spec.every) {
+        (Some(cron), _) => match &spec.tz {
+            Some(tz) => format!("cron {cron} ({tz})"),
+            None => format!("cron {cron}"),
+        },
+        (None, Some(every)) => format!("every {every}"),
+        (None, None) => "manual".to_string(),
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// One job's fields as aligned `key  value` lines, indented under a heading.
+fn render_job(job: &Job) -> String {
+    let spec = &job.spec;
+    let next = match (&job.next_fire_at, spec.enabled) {
+        (Some(next), _) => next.clone(),
+        (None, false) => "none (disabled)".to_string(),
+        (None, true) => NONE.to_string(),
+    };
+    let mut lines: Vec<(&str, String)> = vec![
+        ("schedule", schedule(spec)),
+        ("next fire", next),
+        ("command", render::command_line(spec)),
+    ];
+    if spec.shell {
+        lines.push(("shell", "yes (run with sh -c)".to_string()));
+    }
+    if let Some(cwd) = &spec.cwd {
+        lines.push(("cwd", cwd.clone()));
+    }
+    for (key, value) in &spec.env {
+        lines.push(("env", format!("{key}={value}")));
+    }
+    if let Some(timeout) = &spec.timeout {
+        lines.push(("timeout", timeout.clone()));
+    }
+    lines.push((
+        "concurrency",
+        concurrency_name(spec.concurrency).to_string(),
+    ));
+    lines.push(("enabled", yes_no(spec.enabled).to_string()));
+    lines.push(("created", job.created_at.clone()));
+    lines.push(("updated", job.updated_at.clone()));
+    let mut out = String::new();
+    for (key, value) in lines {
+        // A script's further lines stay under its first, not at the left margin.
+        let value = value.trim_end().replace('\n', &format!("\n{:15}", ""));
+        let _ = writeln!(out, "  {key:<12} {value}");
+    }
+    out
+}
+
+fn concurrency_name(c: Concurrency) -> &'static str {
+    match c {
+        Concurrency::Allow => "allow",
+        Concurrency::Forbid => "forbid",
+        Concurrency::Replace => "replace",
+    }
+}
+
+/// The `stead job ls` table.
+fn render_jobs(jobs: &[Job]) -> String {
+    if jobs.is_empty() {
+        return "no jobs; add one with `stead job add` or `stead apply`\n".to_string();
+    }
+    let rows = jobs.iter().map(|job| {
+        let spec = &job.spec;
+        let schedule = match (&spec.cron, &spec.every) {
+            (Some(cron), _) => cron.clone(),
+            (None, Some(every)) => format!("every {every}"),
+            (None, None) => "manual".to_string(),
+        };
+        let tz = match (&spec.cron, &spec.tz) {
+            (Some(_), Some(tz)) => tz.clone(),
+            _ => NONE.to_string(),
+        };
+        vec![
+            spec.name.clone(),
+            schedule,
+            tz,
+            job.next_fire_at.clone().unwrap_or_else(|| NONE.to_string()),
+            yes_no(spec.enabled).to_string(),
+            render::truncate(&render::command_line(spec), COMMAND_WIDTH),
+        ]
+    });
+    render::table(
+        &["NAME", "SCHEDULE", "TZ", "NEXT FIRE", "ENABLED", "COMMAND"],
+        rows,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    /// Just enough of a command line to parse `job` arguments as the real one does.
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        command: JobCommand,
+    }
+
+    fn parse(args: &[&str]) -> Result<JobCommand, clap::Error> {
+        Cli::try_parse_from(std::iter::once("job").chain(args.iter().copied())).map(|c| c.command)
+    }
+
+    fn add_spec(args: &[&str]) -> JobSpec {
+        match parse(args).unwrap() {
+            JobCommand::Add(add) => add.into_spec(),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    fn job(spec: JobSpec, next: Option<&str>) -> Job {
+        Job {
+            schedule_kind: if spec.cron.is_some() {
+                "cron"
+            } else if spec.every.is_some() {
+                "every"
+            } else {
+                "manual"
+            }
+            .to_string(),
+            spec,
+            created_at: "2026-11-30T09:00:00.000Z".into(),
+            updated_at: "2026-11-30T09:00:00.000Z".into(),
+            next_fire_at: next.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn env_pairs_split_at_the_first_equals() {
+        assert_eq!(env_pair("A=1"), Ok(("A".into(), "1".into())));
+        assert_eq!(env_pair("A=x=y"), Ok(("A".into(), "x=y".into())));
+        assert_eq!(env_pair("EMPTY="), Ok(("EMPTY".into(), String::new())));
+        let err = env_pair("NOEQUALS").unwrap_err();
+        assert!(err.contains("\"NOEQUALS\""), "{err}");
+        assert!(env_pair("=v").is_err());
+    }
+
+    #[test]
+    fn env_without_equals_is_a_usage_error_naming_the_value() {
+        let err = parse(&["add", "j", "--env", "PATHX", "--", "true"]).unwrap_err();
+        assert_eq!(err.exit_code(), exit::USAGE);
+        assert!(err.to_string().contains("PATHX"), "{err}");
+    }
+
+    #[test]
+    fn a_full_add_becomes_a_spec() {
+        let spec = add_spec(&[
+            "add",
+            "backup",
+            "--cron",
+            "30 2 * * *",
+            "--tz",
+            "Europe/Berlin",
+            "--cwd",
+            "/srv",
+            "--env",
+            "A=1",
+            "--env",
+            "B=2",
+            "--env",
+            "A=3",
+            "--timeout",
+            "1h",
+            "--concurrency",
+            "replace",
+            "--disabled",
+            "--",
+            "rsync",
+            "-a",
+            "--delete",
+            "src/",
+            "dst/",
+        ]);
+        assert_eq!(spec.name, "backup");
+        assert_eq!(spec.cron.as_deref(), Some("30 2 * * *"));
+        assert_eq!(spec.tz.as_deref(), Some("Europe/Berlin"));
+        assert_eq!(spec.cwd.as_deref(), Some("/srv"));
+        assert_eq!(
+            spec.env,
+            BTreeMap::from([("A".into(), "3".into()), ("B".into(), "2".into())])
+        );
+        assert_eq!(spec.timeout.as_deref(), Some("1h"));
+        assert_eq!(spec.concurrency, Concurrency::Replace);
+        assert!(!spec.enabled);
+        assert!(!spec.shell);
+        assert_eq!(spec.command, ["rsync", "-a", "--delete", "src/", "dst/"]);
+    }
+
+    #[test]
+    fn shell_words_join_into_one_script() {
+        let spec = add_spec(&["add", "j", "--shell", "--", "echo", "a", "|", "wc", "-c"]);
+        assert!(spec.shell);
+        assert_eq!(spec.command, ["echo a | wc -c"]);
+        let spec = add_spec(&["add", "j", "--shell", "--", "echo a | wc -c"]);
+        assert_eq!(spec.command, ["echo a | wc -c"]);
+        // Defaults: forbid, enabled, no schedule.
+        assert_eq!(spec.concurrency, Concurrency::Forbid);
+        assert!(spec.enabled);
+        assert_eq!(schedule(&spec), "manual");
+    }
+
+    #[test]
+    fn relative_cwd_is_made_absolute_here() {
+        let spec = add_spec(&["add", "j", "--cwd", "sub/dir", "--", "true"]);
+        let expected = std::env::current_dir().unwrap().join("sub/dir");
+        assert_eq!(spec.cwd.as_deref(), expected.to_str());
+    }
+
+    #[test]
+    fn schedule_flags_are_checked_by_the_parser() {
+        let both = parse(&[
+            "add",
+            "j",
+            "--cron",
+            "* * * * *",
+            "--every",
+            "1m",
+            "--",
+            "true",
+        ]);
+        assert_eq!(both.unwrap_err().exit_code(), exit::USAGE);
+        let tz_alone = parse(&["add", "j", "--tz", "UTC", "--every", "1m", "--", "true"]);
+        assert_eq!(tz_alone.unwrap_err().exit_code(), exit::USAGE);
+        let no_command = parse(&["add", "j", "--every", "1m"]);
+        assert_eq!(no_command.unwrap_err().exit_code(), exit::USAGE);
+    }
+
+    #[test]
+    fn a_job_renders_with_zone_and_next_fire() {
+        let mut spec = add_spec(&[
+            "add",
+            "journal",
+            "--cron",
+            "0 20 * * *",
+            "--tz",
+            "Europe/Berlin",
+            "--shell",
+            "--",
+            "echo 'dear diary'",
+        ]);
+        spec.env.insert("LANG".into(), "C".into());
+        let out = render_job(&job(spec, Some("2026-11-30T20:00:00+01:00")));
+        assert_eq!(
+            out,
+            "  schedule     cron 0 20 * * * (Europe/Berlin)\n\
+             \x20 next fire    2026-11-30T20:00:00+01:00\n\
+             \x20 command      echo 'dear diary'\n\
+             \x20 shell        yes (run with sh -c)\n\
+             \x20 env          LANG=C\n\
+             \x20 concurrency  forbid\n\
+             \x20 enabled      yes\n\
+             \x20 created      2026-11-30T09:00:00.000Z\n\
+             \x20 updated      2026-11-30T09:00:00.000Z\n"
+        );
+    }
+
+    #[test]
+    fn the_job_table_has_one_row_per_job() {
+        let heartbeat = job(
+            add_spec(&["add", "heartbeat", "--every", "1m", "--", "date", "-u"]),
+            Some("2026-11-30T09:01:00Z"),
+        );
+        let journal = job(
+            add_spec(&[
+                "add",
+                "journal",
+                "--cron",
+                "0 20 * * *",
+                "--tz",
+                "Europe/Berlin",
+                "--disabled",
+                "--",
+                "true",
+            ]),
+            None,
+        );
+        let long = job(
+            add_spec(&["add", "hello", "--shell", "--", &"x".repeat(80)]),
+            None,
+        );
+        let out = render_jobs(&[heartbeat, journal, long]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert!(lines[0].starts_with("NAME       SCHEDULE    TZ "), "{out}");
+        assert!(lines[0].ends_with("ENABLED  COMMAND"), "{out}");
+        assert!(lines[1].contains("every 1m") && lines[1].contains("2026-11-30T09:01:00Z"));
+        assert!(lines[1].ends_with("yes      date -u"), "{out}");
+        assert!(lines[2].contains("0 20 * * *") && lines[2].contains("Europe/Berlin"));
+        assert!(lines[2].contains(" no "), "{out}");
+        assert!(lines[3].ends_with(&format!("{}…", "x".repeat(COMMAND_WIDTH - 1))));
+        assert_eq!(render_jobs(&[]).lines().count(), 1);
+    }
+}

@@ -1,0 +1,144 @@
+//! Text helpers shared by the commands that print jobs and runs: plain tables, cell
+//! truncation, command lines quoted for reading, and short elapsed times. All pure, so
+//! what a command prints is tested without a server.
+
+use comfy_table::{ContentArrangement, Table, presets};
+use stead_protocol::JobSpec;
+
+/// Shown for a value that is absent.
+pub const NONE: &str = "-";
+
+/// A borderless table with a header row, columns separated by two spaces, no trailing
+/// whitespace. Its width never depends on the terminal, so output is the same in a pipe.
+pub fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .force_no_tty()
+        .set_header(header.iter().copied());
+    for row in rows {
+        table.add_row(row);
+    }
+    for column in table.column_iter_mut() {
+        column.set_padding((0, 2));
+    }
+    let mut out = table.trim_fmt();
+    out.push('\n');
+    out
+}
+
+/// At most `max` characters of the first line of `s`, ending in `…` when anything was
+/// cut (including further lines), so one table row stays one line.
+pub fn truncate(s: &str, max: usize) -> String {
+    let first = s.lines().next().unwrap_or("");
+    let more_lines = first.len() < s.trim_end_matches('\n').len();
+    if first.chars().count() <= max && !more_lines {
+        return first.to_string();
+    }
+    let kept: String = first.chars().take(max.saturating_sub(1)).collect();
+    format!("{}…", kept.trim_end())
+}
+
+/// A job's command as a person would type it: a shell job's script as written, a
+/// program's words quoted for `sh` where they need it.
+pub fn command_line(spec: &JobSpec) -> String {
+    if spec.shell {
+        return spec.command.join(" ");
+    }
+    spec.command
+        .iter()
+        .map(|word| quote(word))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `word` quoted for `sh` when it holds anything but plainly safe characters.
+pub fn quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// A short elapsed time for a table: `340ms`, `4.2s`, `3m07s`, `2h05m`, `3d04h`.
+pub fn elapsed(ms: i64) -> String {
+    let ms = ms.max(0);
+    let secs = ms / 1000;
+    match secs {
+        0 => format!("{ms}ms"),
+        1..60 => format!("{}.{}s", secs, (ms % 1000) / 100),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        3600..86400 => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+        _ => format!("{}d{:02}h", secs / 86400, secs % 86400 / 3600),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(command: &[&str], shell: bool) -> JobSpec {
+        JobSpec {
+            name: "j".into(),
+            cron: None,
+            tz: None,
+            every: None,
+            command: command.iter().map(|s| s.to_string()).collect(),
+            shell,
+            cwd: None,
+            env: Default::default(),
+            timeout: None,
+            concurrency: Default::default(),
+            enabled: true,
+        }
+    }
+
+    #[test]
+    fn tables_are_borderless_and_unpadded_at_the_end() {
+        let out = table(
+            &["ID", "NAME"],
+            [
+                vec!["1".to_string(), "alpha".to_string()],
+                vec!["22".to_string(), "b".to_string()],
+            ],
+        );
+        assert_eq!(out, "ID  NAME\n1   alpha\n22  b\n");
+    }
+
+    #[test]
+    fn truncation_keeps_one_line() {
+        assert_eq!(truncate("short", 10), "short");
+        assert_eq!(truncate("exactly10!", 10), "exactly10!");
+        assert_eq!(truncate("a bit too long", 10), "a bit too…");
+        assert_eq!(truncate("set -e\necho hi", 40), "set -e…");
+        assert_eq!(truncate("one line\n", 40), "one line");
+        assert_eq!(truncate("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn commands_read_as_typed() {
+        assert_eq!(command_line(&spec(&["date", "-u"], false)), "date -u");
+        assert_eq!(
+            command_line(&spec(&["echo", "hello world", "it's", ""], false)),
+            r#"echo 'hello world' 'it'\''s' ''"#
+        );
+        assert_eq!(
+            command_line(&spec(&["echo $HOME | wc -c"], true)),
+            "echo $HOME | wc -c"
+        );
+    }
+
+    #[test]
+    fn elapsed_times_are_short() {
+        assert_eq!(elapsed(0), "0ms");
+        assert_eq!(elapsed(340), "340ms");
+        assert_eq!(elapsed(4_250), "4.2s");
+        assert_eq!(elapsed(187_000), "3m07s");
+        assert_eq!(elapsed(7_500_000), "2h05m");
+        assert_eq!(elapsed(3 * 86_400_000 + 4 * 3_600_000), "3d04h");
+        assert_eq!(elapsed(-5), "0ms");
+    }
+}

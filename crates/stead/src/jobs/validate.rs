@@ -1,0 +1,238 @@
+//! Checking a job spec before anything is stored.
+//!
+//! Validation also normalizes: a cron job gets its time zone written down (the
+//! machine's, when none was given), and durations are rewritten in one canonical form,
+//! so the stored spec means the same thing wherever and whenever it is read.
+
+use stead_protocol::JobSpec;
+
+use crate::schedule::{self, CronSchedule, IntervalSchedule, ScheduleError};
+
+/// Why a job spec was refused. Messages name the field and the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    #[error(
+        "invalid job name {0:?}: use 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit"
+    )]
+    Name(String),
+    #[error("job {job}: {source}")]
+    Schedule {
+        job: String,
+        #[source]
+        source: ScheduleError,
+    },
+    #[error("job {job}: give either cron or every, not both")]
+    TwoSchedules { job: String },
+    #[error("job {job}: tz {tz:?} needs a cron schedule")]
+    ZoneWithoutCron { job: String, tz: String },
+    #[error("job {job}: the command is empty")]
+    EmptyCommand { job: String },
+    #[error(
+        "job {job}: with shell, the command is one script string (got {count} words); quote the script as one argument"
+    )]
+    ShellWords { job: String, count: usize },
+    #[error("job {job}: cwd {cwd:?} is not an absolute path")]
+    RelativeCwd { job: String, cwd: String },
+    #[error("job {job}: env name {name:?} is not a valid variable name")]
+    EnvName { job: String, name: String },
+    #[error("job {job}: env {name} contains a NUL byte")]
+    EnvValue { job: String, name: String },
+    #[error("job {job}: the command contains a NUL byte")]
+    NulInCommand { job: String },
+}
+
+/// Checks `spec` and returns it normalized.
+pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
+    if !valid_name(&spec.name) {
+        return Err(JobError::Name(spec.name));
+    }
+    let job = spec.name.clone();
+    let sched = |source| JobError::Schedule {
+        job: job.clone(),
+        source,
+    };
+    match (&spec.cron, &spec.every) {
+        (Some(_), Some(_)) => return Err(JobError::TwoSchedules { job }),
+        (Some(expr), None) => {
+            let zone = spec.tz.clone().unwrap_or_else(schedule::machine_zone);
+            let cron = CronSchedule::parse(expr, &zone).map_err(sched)?;
+            spec.cron = Some(cron.expr().to_string());
+            spec.tz = Some(cron.zone_name().to_string());
+        }
+        (None, every) => {
+            if let Some(tz) = &spec.tz {
+                return Err(JobError::ZoneWithoutCron {
+                    job,
+                    tz: tz.clone(),
+                });
+            }
+            if let Some(every) = every {
+                spec.every = Some(IntervalSchedule::parse(every).map_err(sched)?.to_string());
+            }
+        }
+    }
+    if let Some(timeout) = &spec.timeout {
+        let d = schedule::parse_duration(timeout).map_err(sched)?;
+        spec.timeout = Some(schedule::format_duration(d));
+    }
+    if spec.command.is_empty() || spec.command.iter().all(|w| w.trim().is_empty()) {
+        return Err(JobError::EmptyCommand { job });
+    }
+    if spec.shell && spec.command.len() != 1 {
+        return Err(JobError::ShellWords {
+            job,
+            count: spec.command.len(),
+        });
+    }
+    if spec.command.iter().any(|w| w.contains('\0')) {
+        return Err(JobError::NulInCommand { job });
+    }
+    if let Some(cwd) = &spec.cwd
+        && !cwd.starts_with('/')
+    {
+        return Err(JobError::RelativeCwd {
+            job,
+            cwd: cwd.clone(),
+        });
+    }
+    for (name, value) in &spec.env {
+        if !valid_env_name(name) {
+            return Err(JobError::EnvName {
+                job,
+                name: name.clone(),
+            });
+        }
+        if value.contains('\0') {
+            return Err(JobError::EnvValue {
+                job,
+                name: name.clone(),
+            });
+        }
+    }
+    Ok(spec)
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn valid_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn spec(name: &str) -> JobSpec {
+        JobSpec {
+            name: name.into(),
+            cron: None,
+            tz: None,
+            every: None,
+            command: vec!["true".into()],
+            shell: false,
+            cwd: None,
+            env: BTreeMap::new(),
+            timeout: None,
+            concurrency: Default::default(),
+            enabled: true,
+        }
+    }
+
+    fn refused(f: impl FnOnce(&mut JobSpec)) -> String {
+        let mut s = spec("job");
+        f(&mut s);
+        validate(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn normalizes_zone_and_durations() {
+        let mut s = spec("daily.journal");
+        s.cron = Some("0 20 * * *".into());
+        s.tz = Some("europe/berlin".into());
+        s.timeout = Some("90m".into());
+        let v = validate(s).unwrap();
+        assert_eq!(v.tz.as_deref(), Some("Europe/Berlin"));
+        assert_eq!(v.timeout.as_deref(), Some("1h30m"));
+
+        let mut s = spec("local");
+        s.cron = Some("@hourly".into());
+        assert_eq!(
+            validate(s).unwrap().tz,
+            Some(crate::schedule::machine_zone())
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field_and_the_value() {
+        type Change = Box<dyn FnOnce(&mut JobSpec)>;
+        let cases: Vec<(Change, &str)> = vec![
+            (
+                Box::new(|s| s.name = "-bad".into()),
+                "invalid job name \"-bad\"",
+            ),
+            (Box::new(|s| s.name = "".into()), "invalid job name \"\""),
+            (
+                Box::new(|s| s.name = "a b".into()),
+                "invalid job name \"a b\"",
+            ),
+            (Box::new(|s| s.name = "x".repeat(65)), "invalid job name"),
+            (
+                Box::new(|s| s.cron = Some("61 * * * *".into())),
+                "minute field \"61\"",
+            ),
+            (
+                Box::new(|s| {
+                    s.cron = Some("* * * * *".into());
+                    s.tz = Some("Mars/Olympus".into())
+                }),
+                "unknown time zone \"Mars/Olympus\"",
+            ),
+            (
+                Box::new(|s| {
+                    s.cron = Some("* * * * *".into());
+                    s.every = Some("5m".into())
+                }),
+                "either cron or every",
+            ),
+            (
+                Box::new(|s| s.tz = Some("UTC".into())),
+                "tz \"UTC\" needs a cron schedule",
+            ),
+            (Box::new(|s| s.every = Some("soon".into())), "\"soon\""),
+            (Box::new(|s| s.timeout = Some("-3s".into())), "\"-3s\""),
+            (Box::new(|s| s.command = vec![]), "the command is empty"),
+            (
+                Box::new(|s| {
+                    s.shell = true;
+                    s.command = vec!["echo".into(), "hi".into()]
+                }),
+                "one script string (got 2 words)",
+            ),
+            (
+                Box::new(|s| s.cwd = Some("relative/dir".into())),
+                "cwd \"relative/dir\" is not an absolute path",
+            ),
+            (
+                Box::new(|s| {
+                    s.env.insert("1BAD".into(), "x".into());
+                }),
+                "env name \"1BAD\"",
+            ),
+        ];
+        for (change, expected) in cases {
+            let message = refused(change);
+            assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+        }
+    }
+}

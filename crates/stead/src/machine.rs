@@ -1,0 +1,64 @@
+//! Which machine this is: the id every run row carries.
+//!
+//! The id is bound to the host, never to the state directory: a ledger copied to another
+//! machine must not make that machine believe it started the first one's runs. Linux
+//! reads `/etc/machine-id` (or D-Bus's copy); macOS asks the kernel for the hardware
+//! UUID. `STEAD_MACHINE_ID` overrides it, so tests can play several machines.
+
+use std::io;
+
+/// The environment variable that overrides the machine id.
+pub const MACHINE_ID_ENV: &str = "STEAD_MACHINE_ID";
+
+/// This machine's id.
+pub fn machine_id() -> io::Result<String> {
+    if let Some(id) = std::env::var(MACHINE_ID_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    {
+        return Ok(id.trim().to_string());
+    }
+    host_id()
+}
+
+#[cfg(not(target_os = "macos"))]
+fn host_id() -> io::Result<String> {
+    let mut last = None;
+    for path in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
+        match std::fs::read_to_string(path) {
+            Ok(id) if !id.trim().is_empty() => return Ok(id.trim().to_string()),
+            Ok(_) => {
+                last = Some(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{path} is empty"),
+                ))
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::ErrorKind::NotFound.into()))
+}
+
+#[cfg(target_os = "macos")]
+fn host_id() -> io::Result<String> {
+    let mut uuid = [0u8; 16];
+    let wait = libc::timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    // SAFETY: `uuid` is the 16-byte buffer gethostuuid fills; `wait` is a valid timespec.
+    if unsafe { libc::gethostuuid(uuid.as_mut_ptr(), &wait) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(uuid.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn this_host_has_an_id() {
+        let id = super::host_id().unwrap();
+        assert!(!id.is_empty());
+        assert_eq!(id, super::host_id().unwrap());
+    }
+}

@@ -1,0 +1,121 @@
+//! The scheduler: sleeps until the next fire of any enabled job (or until jobs change),
+//! then records and starts the runs that are due.
+//!
+//! It keeps wall time: it sleeps through [`Clock::sleep_until`](crate::clock::Clock),
+//! which notices a wall-clock jump, and on every wake asks [`due_fires`] which fires in
+//! `(handled, now]` run on time and which were missed. Recording a fire advances the
+//! job's `fired_through` in the same transaction, and the ledger allows one run per (job,
+//! scheduled time), so no fire is recorded twice whatever happens.
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use tracing::{debug, error, info, warn};
+
+use super::runs::{self, blocking};
+use super::shared::Shared;
+use crate::clock::rfc3339;
+use crate::jobs::JobTiming;
+use crate::jobs::timing::due_fires;
+use crate::store::{NewRun, StoreError, StoredJob};
+
+pub async fn run(shared: Arc<Shared>) {
+    // At boot nothing was waited for: every fire before now was missed.
+    let mut awake_since = shared.world.clock.now();
+    loop {
+        // Registered before reading the jobs, so a change made meanwhile is not missed.
+        let changed = shared.jobs_changed.notified();
+        let now = shared.world.clock.now();
+        let jobs = match blocking(&shared, |s| s.world.store.job_list()).await {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                error!(cause = %e.message, "scheduler failed to read the jobs; retrying in a second");
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let mut next_wake: Option<Timestamp> = None;
+        for job in jobs.iter().filter(|j| j.spec.enabled) {
+            let timing = match JobTiming::of(&job.spec, job.anchor) {
+                Ok(timing) => timing,
+                Err(e) => {
+                    warn!(job = %job.spec.name, cause = %e, "job has an unreadable schedule");
+                    continue;
+                }
+            };
+            fire_due(&shared, job, &timing, now, awake_since).await;
+            if let Some(next) = timing.next_after(now) {
+                next_wake = Some(next_wake.map_or(next, |w| w.min(next)));
+            }
+        }
+        awake_since = now;
+        debug!(next = ?next_wake.map(rfc3339), "scheduler sleeping");
+        let clock = shared.world.clock.clone();
+        tokio::select! {
+            () = shared.stop.cancelled() => return,
+            () = changed => {}
+            () = async {
+                match next_wake {
+                    Some(at) => clock.sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => {}
+        }
+    }
+}
+
+async fn fire_due(
+    shared: &Arc<Shared>,
+    job: &StoredJob,
+    timing: &JobTiming,
+    now: Timestamp,
+    awake_since: Timestamp,
+) {
+    let handled = job.fired_through.unwrap_or(job.created_at);
+    let due = due_fires(timing, handled, now, awake_since);
+    if due.coalesced > 0 || due.expired {
+        info!(
+            job = %job.spec.name,
+            coalesced = due.coalesced,
+            expired = due.expired,
+            "fires were missed while stead was not running or the machine slept"
+        );
+    }
+    for (at, trigger) in &due.runs {
+        let new = NewRun {
+            job_id: job.id,
+            job: job.spec.name.clone(),
+            trigger: *trigger,
+            scheduled_at: Some(*at),
+            idempotency_key: None,
+            parent_id: None,
+            attempt: 1,
+            machine_id: shared.world.machine_id.clone(),
+            boot_id: shared.boot_id.clone(),
+            concurrency: job.spec.concurrency,
+            created_at: shared.world.clock.now(),
+            fired_through: Some(*at),
+        };
+        match runs::start(shared, job, new).await {
+            Ok(run) => info!(
+                job = %job.spec.name,
+                run = run.id,
+                scheduled_at = %rfc3339(*at),
+                trigger = trigger.as_str(),
+                status = run.status.as_str(),
+                "fired"
+            ),
+            Err(e) => error!(job = %job.spec.name, cause = %e.message, "failed to record a fire"),
+        }
+    }
+    if due.runs.is_empty() && due.expired {
+        let (id, through, epoch) = (job.id, due.handled_through, shared.epoch());
+        if let Err(e) = blocking(shared, move |s| -> Result<(), StoreError> {
+            s.world.store.job_mark_fired(id, through, epoch)
+        })
+        .await
+        {
+            error!(job = %job.spec.name, cause = %e.message, "failed to record handled fires");
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! Run rows: admission (with the job's concurrency policy), transitions and queries.
+//!
+//! Transitions are compare-and-set on the status, so each run's terminal state is
+//! written exactly once whoever races to write it (its monitor, a cancel, the server
+//! reconciling after a crash).
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use stead_protocol::{Concurrency, Run, RunFilter, RunStatus, Trigger};
+
+use crate::clock::{from_ms, rfc3339, to_ms};
+use crate::lifecycle::identity::StartIdentity;
+use crate::runs::RunEnd;
+use crate::store::{ActiveRun, Admission, NewRun, PlanFn, StoreError};
+
+const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
+    idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
+    started_at_ms, ended_at_ms, log_path";
+
+/// The most rows one `run_list` returns.
+pub const MAX_LIST: u32 = 10_000;
+const DEFAULT_LIST: u32 = 50;
+
+fn status_from(s: &str) -> Result<RunStatus, StoreError> {
+    RunStatus::ALL
+        .into_iter()
+        .find(|st| st.as_str() == s)
+        .ok_or_else(|| StoreError::Row(format!("unknown run status {s:?}")))
+}
+
+fn trigger_from(s: &str) -> Result<Trigger, StoreError> {
+    [
+        Trigger::Scheduled,
+        Trigger::OnDemand,
+        Trigger::Resume,
+        Trigger::CatchUp,
+    ]
+    .into_iter()
+    .find(|t| t.as_str() == s)
+    .ok_or_else(|| StoreError::Row(format!("unknown run trigger {s:?}")))
+}
+
+fn time(ms: Option<i64>) -> Option<String> {
+    ms.map(|ms| rfc3339(from_ms(ms)))
+}
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
+    let trigger: String = row.get(2)?;
+    let status: String = row.get(3)?;
+    let run = (|| -> Result<Run, StoreError> {
+        Ok(Run {
+            id: row.get(0)?,
+            job: row.get(1)?,
+            trigger: trigger_from(&trigger)?,
+            status: status_from(&status)?,
+            exit_code: row.get(4)?,
+            signal: row.get(5)?,
+            reason: row.get(6)?,
+            attempt: row.get(7)?,
+            parent_id: row.get(8)?,
+            idempotency_key: row.get(9)?,
+            machine_id: row.get(10)?,
+            boot_id: row.get(11)?,
+            monitor_pid: row.get(12)?,
+            scheduled_at: time(row.get(13)?),
+            created_at: rfc3339(from_ms(row.get(14)?)),
+            started_at: time(row.get(15)?),
+            ended_at: time(row.get(16)?),
+            log_path: row.get(17)?,
+        })
+    })();
+    Ok(run)
+}
+
+pub fn get(conn: &Connection, id: i64) -> Result<Option<Run>, StoreError> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"),
+        [id],
+        from_row,
+    )
+    .optional()?
+    .transpose()
+}
+
+pub fn list(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
+    let limit = filter.limit.unwrap_or(DEFAULT_LIST).min(MAX_LIST);
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM runs
+         WHERE (?1 IS NULL OR job = ?1) AND (?2 IS NULL OR status = ?2)
+           AND (?3 IS NULL OR id < ?3)
+         ORDER BY id DESC LIMIT ?4"
+    ))?;
+    let rows = stmt.query_map(
+        params![
+            filter.job,
+            filter.status.map(RunStatus::as_str),
+            filter.before_id,
+            limit
+        ],
+        from_row,
+    )?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row??);
+    }
+    Ok(runs)
+}
+
+fn active_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ActiveRun, StoreError>> {
+    let status: String = row.get(2)?;
+    let pid: Option<u32> = row.get(5)?;
+    let identity: Option<String> = row.get(6)?;
+    Ok(status_from(&status).and_then(|status| {
+        Ok(ActiveRun {
+            id: row.get(0)?,
+            job: row.get(1)?,
+            status,
+            machine_id: row.get(3)?,
+            boot_id: row.get(4)?,
+            monitor: pid.zip(identity.map(StartIdentity::from_stored)),
+            epoch: row.get(7)?,
+        })
+    }))
+}
+
+const ACTIVE_COLUMNS: &str =
+    "id, job, status, machine_id, boot_id, monitor_pid, monitor_start_identity, epoch";
+
+pub fn active(conn: &Connection, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {ACTIVE_COLUMNS} FROM runs
+         WHERE status IN ('queued', 'running') AND machine_id = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([machine_id], active_from_row)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row??);
+    }
+    Ok(runs)
+}
+
+fn active_of_job(tx: &Transaction<'_>, job_id: i64) -> Result<Vec<ActiveRun>, StoreError> {
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT {ACTIVE_COLUMNS} FROM runs
+         WHERE status IN ('queued', 'running') AND job_id = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([job_id], active_from_row)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row??);
+    }
+    Ok(runs)
+}
+
+pub fn admit(
+    tx: &Transaction<'_>,
+    new: &NewRun,
+    log_dir: &Path,
+    plan: PlanFn<'_>,
+    epoch: i64,
+) -> Result<Admission, StoreError> {
+    let running = active_of_job(tx, new.job_id)?;
+    let now_ms = to_ms(new.created_at);
+    let skip_reason = match (new.concurrency, running.first()) {
+        (Concurrency::Forbid, Some(other)) => Some(format!(
+            "overlap: run {} of this job is still {} (concurrency = forbid)",
+            other.id,
+            other.status.as_str()
+        )),
+        _ => None,
+    };
+    let (status, ended_at_ms) = match skip_reason {
+        Some(_) => (RunStatus::Skipped, Some(now_ms)),
+        None => (RunStatus::Queued, None),
+    };
+    tx.prepare_cached(
+        "INSERT INTO runs (job_id, job, trigger, scheduled_at_ms, idempotency_key, parent_id,
+             attempt, machine_id, boot_id, status, reason, created_at_ms, ended_at_ms,
+             log_path, plan, epoch)
+         VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, '', '{}', ?13)",
+    )?
+    .execute(params![
+        new.job_id,
+        new.job,
+        new.trigger.as_str(),
+        new.scheduled_at.map(to_ms),
+        new.parent_id,
+        new.attempt,
+        new.machine_id,
+        new.boot_id,
+        status.as_str(),
+        skip_reason,
+        now_ms,
+        ended_at_ms,
+        epoch
+    ])?;
+    let id = tx.last_insert_rowid();
+    let key = new
+        .idempotency_key
+        .clone()
+        .unwrap_or_else(|| default_key(new, id));
+    let log_path = log_dir.join(format!("{id}.log"));
+    let monitor_plan = (status == RunStatus::Queued).then(|| plan(id, &log_path, &key));
+    let plan_json = match &monitor_plan {
+        Some(p) => serde_json::to_string(p).expect("a monitor plan always serializes"),
+        None => "{}".to_string(),
+    };
+    tx.prepare_cached(
+        "UPDATE runs SET idempotency_key = ?2, log_path = ?3, plan = ?4 WHERE id = ?1",
+    )?
+    .execute(params![id, key, log_path.to_string_lossy(), plan_json])?;
+    if let Some(through) = new.fired_through {
+        super::jobs::mark_fired(tx, new.job_id, through)?;
+    }
+    let replaced = match (new.concurrency, status) {
+        (Concurrency::Replace, RunStatus::Queued) => {
+            for other in &running {
+                request_cancel(tx, other.id, new.created_at)?;
+            }
+            running
+        }
+        _ => Vec::new(),
+    };
+    let run = get(tx, id)?.ok_or(StoreError::NoSuchRun(id))?;
+    Ok(Admission {
+        run,
+        plan: monitor_plan,
+        replaced,
+    })
+}
+
+/// A key that names the work, not the attempt: a scheduled fire's key is its job and
+/// scheduled time, so any run for that fire (a resume, a catch-up) carries the same key.
+fn default_key(new: &NewRun, id: i64) -> String {
+    match new.scheduled_at {
+        Some(at) => format!("{}@{}", new.job, rfc3339(at)),
+        None => format!("{}#{id}", new.job),
+    }
+}
+
+pub fn request_cancel(tx: &Transaction<'_>, id: i64, now: Timestamp) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE runs SET cancel_requested_at_ms = COALESCE(cancel_requested_at_ms, ?2)
+         WHERE id = ?1 AND status IN ('queued', 'running')",
+        params![id, to_ms(now)],
+    )?;
+    Ok(())
+}
+
+/// Ends a run that has not ended. The status guard makes it happen at most once.
+pub fn settle(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+    let n = tx
+        .prepare_cached(
+            "UPDATE runs SET status = ?2, exit_code = ?3, signal = ?4, reason = ?5,
+                 ended_at_ms = ?6
+             WHERE id = ?1 AND status IN ('queued', 'running')",
+        )?
+        .execute(params![
+            id,
+            end.status.as_str(),
+            end.exit_code,
+            end.signal,
+            end.reason,
+            to_ms(end.ended_at)
+        ])?;
+    Ok(n == 1)
+}
+
+pub fn mark_running(
+    tx: &Transaction<'_>,
+    id: i64,
+    pid: u32,
+    identity: &StartIdentity,
+    started_at: Timestamp,
+) -> Result<bool, StoreError> {
+    let n = tx
+        .prepare_cached(
+            "UPDATE runs SET status = 'running', monitor_pid = ?2, monitor_start_identity = ?3,
+                 started_at_ms = ?4
+             WHERE id = ?1 AND status = 'queued'",
+        )?
+        .execute(params![id, pid, identity.as_str(), to_ms(started_at)])?;
+    Ok(n == 1)
+}
+
+/// The monitor's final write: only from `running`, so a run the server already settled
+/// (or a cancel before start) keeps its outcome.
+pub fn finish(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+    let n = tx
+        .prepare_cached(
+            "UPDATE runs SET status = ?2, exit_code = ?3, signal = ?4, reason = ?5,
+                 ended_at_ms = ?6
+             WHERE id = ?1 AND status = 'running'",
+        )?
+        .execute(params![
+            id,
+            end.status.as_str(),
+            end.exit_code,
+            end.signal,
+            end.reason,
+            to_ms(end.ended_at)
+        ])?;
+    Ok(n == 1)
+}
