@@ -397,3 +397,36 @@ fn runs_are_listed_newest_first_with_filters_and_limits() {
     assert_eq!(failed.as_array().unwrap().len(), 1);
     assert_eq!(failed[0]["id"], other);
 }
+
+#[test]
+fn logs_follow_prints_output_as_it_comes_until_the_run_ends() {
+    let dir = StateDir::new();
+    let gate = dir.path().join("more");
+    add_job(
+        &dir,
+        "chatty",
+        &[],
+        &format!(
+            "echo first; while [ ! -e {} ]; do sleep 0.02; done; echo second",
+            gate.display()
+        ),
+    );
+    let id = json(&dir, &["run", "chatty"])["id"].as_i64().unwrap();
+    let mut follow = dir
+        .stead(&["logs", &id.to_string(), "--follow"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(follow.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    assert_eq!(line, "first\n");
+    // Still following: the run has not ended.
+    assert!(follow.try_wait().unwrap().is_none());
+    std::fs::write(&gate, b"").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert_eq!(rest, "second\n");
+    assert!(follow.wait().unwrap().success());
+}
