@@ -52,14 +52,14 @@ impl Stats {
     }
 }
 
-fn timed<T>(f: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(Duration, T)> {
+pub fn timed<T>(f: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(Duration, T)> {
     let start = Instant::now();
     let value = f()?;
     Ok((start.elapsed(), value))
 }
 
 /// Runs `f` `WARMUP` times untimed, then `n` times timed.
-fn series(n: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Stats> {
+pub fn series(n: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Stats> {
     for _ in 0..WARMUP {
         f()?;
     }

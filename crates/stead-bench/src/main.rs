@@ -5,19 +5,25 @@
 //! ```text
 //! cargo build --release
 //! cargo run --release -p stead-bench -- foundation [--iterations N] [--stead PATH] [--pueue PATH] [--json]
+//! cargo run --release -p stead-bench -- runs [--iterations N] [--submissions N] [...]
+//! cargo run --release -p stead-bench -- all [...]
 //! ```
 //!
 //! Everything the bench starts lives under one fresh directory `/tmp/sb-PID-XXXX` and is
 //! killed, with the directory removed, when the bench ends (see [`proc`]).
 
 mod figures;
+mod ledger;
+mod probe;
 mod proc;
 mod pueue;
 mod report;
+mod runs;
 mod stead;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
+use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
@@ -34,17 +40,27 @@ struct Cli {
 enum Bench {
     /// Round trip, cold start, recovery after SIGKILL and idle cost of the server
     Foundation(Args),
+    /// Run throughput, fire-to-exec latency, `stead runs` over a large ledger, memory
+    Runs(Args),
+    /// `foundation`, then `runs`
+    All(Args),
     /// Cleans up after a bench that died: reads its directory from stdin, waits for EOF
     #[command(hide = true)]
     Watchdog,
+    /// What the latency figure's job runs: appends its fire and start time to FILE
+    #[command(hide = true)]
+    Probe { file: PathBuf },
 }
 
 #[derive(Debug, clap::Args)]
 struct Args {
-    /// Repetitions of every timed figure [default: 200 round trips, 30 cold starts,
-    /// 30 recoveries]
+    /// Repetitions of every timed figure [default: foundation: 200 round trips, 30 cold
+    /// starts, 30 recoveries; runs: 30 fires, 50 listings of each kind]
     #[arg(long, value_name = "N")]
     iterations: Option<usize>,
+    /// On-demand runs submitted by the runs throughput figure, on each side
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    submissions: u64,
     /// The stead binary [default: `stead` next to this executable, i.e. target/release]
     #[arg(long, value_name = "PATH")]
     stead: Option<PathBuf>,
@@ -58,54 +74,118 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
-        Bench::Foundation(args) => match foundation(args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("stead-bench: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+    // First thing: the probe's start time must include as little of this process as can be.
+    let started = SystemTime::now();
+    let result = match Cli::parse().command {
+        Bench::Foundation(args) => Setup::new(&args).and_then(|setup| {
+            let report = foundation(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
+        Bench::Runs(args) => Setup::new(&args).and_then(|setup| {
+            let report = runs(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
+        Bench::All(args) => Setup::new(&args).and_then(|setup| {
+            let foundation = foundation(&setup, &args)?;
+            let runs = runs(&setup, &args)?;
+            let json = serde_json::json!({ "foundation": foundation.json(), "runs": runs.json() });
+            print(args.json, json, || {
+                format!("{}\n{}", foundation.table(), runs.table())
+            })
+        }),
         Bench::Watchdog => {
             proc::watchdog_main();
-            ExitCode::SUCCESS
+            Ok(())
+        }
+        Bench::Probe { file } => probe::main(&file, started),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("stead-bench: {e:#}");
+            ExitCode::FAILURE
         }
     }
 }
 
-fn foundation(args: Args) -> anyhow::Result<()> {
-    let exe = std::env::current_exe()?;
-    let stead_exe = match args.stead {
-        Some(path) => path,
-        None => exe.with_file_name("stead"),
-    };
-    if !stead_exe.is_file() {
-        bail!(
-            "no stead binary at {}: run `cargo build --release -p stead` first, or pass --stead PATH",
-            stead_exe.display()
-        );
+fn print(
+    json: bool,
+    value: serde_json::Value,
+    table: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print!("{}", table());
     }
+    Ok(())
+}
+
+/// The executables a bench uses.
+struct Setup {
+    /// This executable: the watchdog and the probe.
+    exe: PathBuf,
+    stead: PathBuf,
+    pueue: Option<pueue::Binaries>,
+}
+
+impl Setup {
+    fn new(args: &Args) -> anyhow::Result<Self> {
+        let exe = std::env::current_exe()?;
+        let stead = match &args.stead {
+            Some(path) => path.clone(),
+            None => exe.with_file_name("stead"),
+        };
+        if !stead.is_file() {
+            bail!(
+                "no stead binary at {}: run `cargo build --release -p stead` first, or pass --stead PATH",
+                stead.display()
+            );
+        }
+        let pueue = pueue::find(args.pueue.as_deref());
+        if pueue.is_none() {
+            eprintln!("pueue: not found (cargo install pueue)");
+        }
+        Ok(Self { exe, stead, pueue })
+    }
+
+    /// A fresh temporary directory with its cleanup guard and watchdog.
+    fn guard(&self) -> anyhow::Result<proc::Guard> {
+        let mut watchdog = Command::new(&self.exe);
+        watchdog.arg("watchdog");
+        proc::Guard::new(watchdog)
+    }
+
+    /// The stead version, from a server started and stopped in `stead`'s directory.
+    fn version(stead: &stead::Stead) -> anyhow::Result<String> {
+        let version = stead.status(&stead.dir("v"), &[])?.version;
+        stead.stop(&stead.dir("v"))?;
+        Ok(version)
+    }
+
+    fn start_pueue(&self, guard: &proc::Guard) -> anyhow::Result<Option<pueue::Pueue>> {
+        self.pueue
+            .clone()
+            .map(|bins| pueue::Pueue::start(bins, &guard.root().join("pueue")))
+            .transpose()
+            .context("starting pueued")
+    }
+}
+
+fn progress(what: &str) {
+    eprintln!("stead-bench: {what}");
+}
+
+fn foundation(setup: &Setup, args: &Args) -> anyhow::Result<report::Report> {
     let [warm_n, cold_n, recovery_n] = match args.iterations {
         Some(n) => [n; 3],
         None => [200, 30, 30],
     };
-    let pueue_bins = pueue::find(args.pueue.as_deref());
-    if pueue_bins.is_none() {
-        eprintln!("pueue: not found (cargo install pueue)");
-    }
+    let guard = setup.guard()?;
+    let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+    let version = Setup::version(&stead)?;
+    let pueue = setup.start_pueue(&guard)?;
 
-    let mut watchdog = Command::new(&exe);
-    watchdog.arg("watchdog");
-    let guard = proc::Guard::new(watchdog)?;
-    let stead = stead::Stead::new(stead_exe, guard.root());
-    let version = stead.status(&stead.dir("v"), &[])?.version;
-    stead.stop(&stead.dir("v"))?;
-    let pueue = pueue_bins
-        .map(|bins| pueue::Pueue::start(bins, &guard.root().join("pueue")))
-        .transpose()
-        .context("starting pueued")?;
-
-    let progress = |what: &str| eprintln!("stead-bench: {what}");
     progress("idle server");
     let (idle, pueue_idle) = figures::idle(&stead, pueue.as_ref())?;
     progress("warm round trip");
@@ -134,10 +214,52 @@ fn foundation(args: Args) -> anyhow::Result<()> {
         p.stop();
     }
     drop(guard);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report.json())?);
-    } else {
-        print!("{}", report.table());
+    Ok(report)
+}
+
+fn runs(setup: &Setup, args: &Args) -> anyhow::Result<report::RunsReport> {
+    let [fires, listings] = match args.iterations {
+        Some(n) => [n; 2],
+        None => [30, 50],
+    };
+    let n = args.submissions;
+    let guard = setup.guard()?;
+    let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+    let version = Setup::version(&stead)?;
+    let pueue = setup.start_pueue(&guard)?;
+
+    progress(&format!("throughput: {n} runs of `true`"));
+    let throughput = runs::throughput_stead(&stead, n)?;
+    let pueue_throughput = pueue
+        .as_ref()
+        .map(|p| runs::throughput_pueue(p, n))
+        .transpose()?;
+    progress(&format!(
+        "fire-to-exec latency: {fires} fires, one a second"
+    ));
+    let latency = runs::latency(&stead, &setup.exe, &guard.root().join("probe"), fires)?;
+    progress(&format!("stead runs with {} runs", runs::LEDGER_ROWS));
+    let listing = runs::listing(&stead, listings)?;
+    progress(&format!(
+        "memory with {} jobs, and a monitor",
+        runs::IDLE_JOBS
+    ));
+    let memory = runs::memory(&stead, guard.root())?;
+
+    let report = report::RunsReport {
+        stead: stead.exe().display().to_string(),
+        stead_version: version,
+        pueue_version: pueue.as_ref().map(|p| p.version.clone()),
+        throughput,
+        pueue_throughput,
+        fires,
+        latency,
+        listing,
+        memory,
+    };
+    if let Some(p) = pueue {
+        p.stop();
     }
-    Ok(())
+    drop(guard);
+    Ok(report)
 }

@@ -21,6 +21,13 @@ pub fn status_field(pid: u32, field: &str) -> anyhow::Result<u64> {
     parse_field(&text, field).with_context(|| format!("no {field} in /proc/{pid}/status"))
 }
 
+/// A line of `/proc/PID/smaps_rollup` such as `Pss:  1024 kB`, as its number.
+pub fn rollup_field(pid: u32, field: &str) -> anyhow::Result<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .with_context(|| format!("process {pid} is gone"))?;
+    parse_field(&text, field).with_context(|| format!("no {field} in /proc/{pid}/smaps_rollup"))
+}
+
 fn parse_field(text: &str, field: &str) -> Option<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))

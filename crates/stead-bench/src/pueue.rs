@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 /// The pueue client and daemon executables.
+#[derive(Debug, Clone)]
 pub struct Binaries {
     pub client: PathBuf,
     pub daemon: PathBuf,
@@ -103,6 +104,36 @@ impl Pueue {
             bail!("pueue status failed ({})", out.status);
         }
         Ok(())
+    }
+
+    /// One whole client process that must succeed, its output captured and dropped.
+    pub fn call<const N: usize>(&self, args: [&str; N]) -> anyhow::Result<()> {
+        let out = self
+            .client(args)
+            .stdout(Stdio::null())
+            .output()
+            .context("running pueue")?;
+        if !out.status.success() {
+            bail!(
+                "pueue {} failed ({}): {}",
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(())
+    }
+
+    /// One whole `pueue status --json` process, parsed.
+    pub fn status_json(&self) -> anyhow::Result<serde_json::Value> {
+        let out = self
+            .client(["status", "--json"])
+            .output()
+            .context("running pueue")?;
+        if !out.status.success() {
+            bail!("pueue status failed ({})", out.status);
+        }
+        serde_json::from_slice(&out.stdout).context("pueue status --json printed no JSON")
     }
 
     /// Asks the daemon to shut down and reaps it (SIGKILL if it takes over 5 s).

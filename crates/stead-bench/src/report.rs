@@ -5,6 +5,9 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::figures::{Cold, Idle, Stats};
+use crate::runs::{
+    IDLE_CRON, IDLE_JOBS, LISTINGS, Latency, Listing, MONITOR_TARGET_MIB, Memory, Throughput,
+};
 
 pub struct Report {
     pub stead: String,
@@ -134,6 +137,205 @@ impl Report {
         })
     }
 }
+
+/// The runs figures.
+pub struct RunsReport {
+    pub stead: String,
+    pub stead_version: String,
+    pub pueue_version: Option<String>,
+    pub throughput: Throughput,
+    pub pueue_throughput: Option<Throughput>,
+    pub fires: usize,
+    pub latency: Latency,
+    pub listing: Listing,
+    pub memory: Memory,
+}
+
+impl RunsReport {
+    pub fn table(&self) -> String {
+        let mut t = String::new();
+        let pueue = self.pueue_version.as_deref().unwrap_or("pueue not found");
+        let _ = writeln!(
+            t,
+            "stead {} ({}) vs {pueue}\n",
+            self.stead_version, self.stead
+        );
+
+        let s = &self.throughput;
+        let p = self.pueue_throughput.as_ref();
+        let title = format!("{} on-demand runs of `true`", s.runs);
+        let _ = writeln!(t, "{title:<50} {:>14} {:>14}", "stead", "pueue");
+        let mut line = |name: &str, f: &dyn Fn(&Throughput) -> String| {
+            let other = p.map_or_else(|| "-".to_string(), f);
+            let _ = writeln!(t, "{name:<50} {:>14} {other:>14}", f(s));
+        };
+        line("submitted, one client process each (s)", &|x| {
+            format!("{:.2}", x.submit.as_secs_f64())
+        });
+        line("until every run ended (s)", &|x| {
+            format!("{:.2}", x.total.as_secs_f64())
+        });
+        line("runs/s", &|x| format!("{:.0}", x.per_second()));
+        line("client process median / p90 (ms)", &|x| {
+            format!("{:.2} / {:.2}", x.per_call.median, x.per_call.p90)
+        });
+        line("succeeded", &|x| format!("{}/{}", x.succeeded, x.runs));
+        line("runs at once allowed", &|x| {
+            x.parallel
+                .map_or_else(|| "unlimited".to_string(), |n| n.to_string())
+        });
+        let other = if p.is_some() { "no" } else { "-" };
+        let _ = writeln!(
+            t,
+            "{:<50} {:>14} {other:>14}",
+            "state durable (fsync per transition)", "yes"
+        );
+        if p.is_none() {
+            let _ = writeln!(t, "{NOT_FOUND}");
+        }
+
+        let _ = writeln!(
+            t,
+            "\n{:<50} {:>5} {:>8} {:>8} {:>8}",
+            format!("fire-to-exec, every 1s, {} fires (ms)", self.fires),
+            "n",
+            "median",
+            "p90",
+            "min"
+        );
+        let row = |t: &mut String, name: &str, s: &Stats| {
+            let _ = writeln!(
+                t,
+                "{name:<50} {:>5} {:>8.2} {:>8.2} {:>8.2}",
+                s.n, s.median, s.p90, s.min
+            );
+        };
+        let l = &self.latency;
+        row(
+            &mut t,
+            "scheduled -> run row written (ms steps)",
+            &l.created,
+        );
+        row(
+            &mut t,
+            "scheduled -> monitor marks running (ms steps)",
+            &l.running,
+        );
+        row(&mut t, "scheduled -> probe process starts", &l.exec);
+
+        let q = &self.listing;
+        let _ = writeln!(
+            t,
+            "\n{:<50} {:>5} {:>8} {:>8} {:>8}",
+            format!("{} runs in the ledger (ms, whole process)", q.rows),
+            "n",
+            "median",
+            "p90",
+            "min"
+        );
+        for (args, s) in LISTINGS.iter().zip([&q.newest, &q.filtered, &q.no_match]) {
+            let name = format!("stead {}", args.join(" ").replace(" --json", ""));
+            row(&mut t, &name, s);
+        }
+
+        let m = &self.memory;
+        let _ = writeln!(
+            t,
+            "\n{:<50} {:>14} {:>14}",
+            "memory (MiB)", "VmRSS", "VmHWM"
+        );
+        let mut mem = |name: &str, (rss, hwm): (f64, f64)| {
+            let _ = writeln!(t, "{name:<50} {rss:>14.1} {hwm:>14.1}");
+        };
+        mem("idle server, no jobs", m.empty);
+        mem(&format!("idle server, {IDLE_JOBS} jobs"), m.jobs);
+        mem("one monitor, run `sleep 30`", m.monitor);
+        let verdict = if m.monitor.0 < MONITOR_TARGET_MIB {
+            "met"
+        } else {
+            "MISSED"
+        };
+        let _ = writeln!(
+            t,
+            "  monitor VmRSS = {:.1} anonymous (RssAnon) + {:.1} file-backed (RssFile); \
+             Pss {:.1}\n  target: monitor VmRSS under {MONITOR_TARGET_MIB:.0} MB: {verdict}",
+            m.monitor_anon, m.monitor_file, m.monitor_pss
+        );
+
+        let _ = writeln!(t, "\nnotes:");
+        for note in NOTES {
+            let _ = writeln!(t, "- {note}");
+        }
+        t
+    }
+
+    pub fn json(&self) -> Value {
+        let throughput = |x: &Throughput| {
+            json!({
+                "runs": x.runs,
+                "submit_s": x.submit.as_secs_f64(),
+                "total_s": x.total.as_secs_f64(),
+                "runs_per_s": x.per_second(),
+                "client_process_ms": stats(&x.per_call),
+                "succeeded": x.succeeded,
+                "parallel": x.parallel,
+            })
+        };
+        let l = &self.latency;
+        let q = &self.listing;
+        let m = &self.memory;
+        json!({
+            "stead": { "path": self.stead, "version": self.stead_version },
+            "pueue": { "version": self.pueue_version },
+            "throughput": {
+                "stead": throughput(&self.throughput),
+                "pueue": self.pueue_throughput.as_ref().map(throughput),
+                "stead_ledger_durable": true,
+                "pueue_state_durable": false,
+            },
+            "fire_to_exec_ms": {
+                "fires": self.fires,
+                "scheduled_to_row_written": stats(&l.created),
+                "scheduled_to_running": stats(&l.running),
+                "scheduled_to_probe_start": stats(&l.exec),
+            },
+            "runs_list_ms": {
+                "ledger_rows": q.rows,
+                "newest_limit_50": stats(&q.newest),
+                "job_and_status_limit_50": stats(&q.filtered),
+                "status_matching_none_limit_50": stats(&q.no_match),
+            },
+            "memory_mib": {
+                "server_no_jobs": { "rss": m.empty.0, "hwm": m.empty.1 },
+                "server_jobs": { "jobs": IDLE_JOBS, "cron": IDLE_CRON, "rss": m.jobs.0, "hwm": m.jobs.1 },
+                "monitor": {
+                    "rss": m.monitor.0,
+                    "hwm": m.monitor.1,
+                    "rss_anon": m.monitor_anon,
+                    "rss_file": m.monitor_file,
+                    "pss": m.monitor_pss,
+                    "target_mib": MONITOR_TARGET_MIB,
+                },
+            },
+            "notes": NOTES,
+        })
+    }
+}
+
+const NOTES: [&str; 5] = [
+    "stead's ledger is durable: SQLite WAL with synchronous=FULL, an fsync for every \
+     transition (admitted, running, ended); pueue keeps its state in memory and saves it \
+     without fsync.",
+    "pueue runs each command through `sh -c`; stead runs `true` directly. The bench polls \
+     for the end every 2 ms: stead's ledger read-only, pueue with `pueue status --json`.",
+    "fire-to-exec includes the probe's own process start (the monitor's fork and exec of \
+     the small stead-bench binary, dynamic loading, up to its first line of main); the \
+     ledger steps have millisecond resolution.",
+    "the `stead runs` ledger is filled directly with SQLite while the server is stopped; \
+     `--status failed` matches none of its runs, so the query reads the whole table.",
+    "memory is read from /proc/PID/status once VmRSS is unchanged for 1 s; the jobs have \
+     cron `0 3 1 1 *` in 5 zones, so none fires.",
+];
 
 fn stats(s: &Stats) -> Value {
     json!({ "n": s.n, "median": s.median, "p90": s.p90, "min": s.min })

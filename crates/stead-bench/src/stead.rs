@@ -1,4 +1,5 @@
-//! Running the stead binary: `status --json` and `stop --json` on a state directory.
+//! Running the stead binary on a state directory: `status --json`, `stop --json`, and
+//! any other command as one whole client process.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -53,10 +54,19 @@ impl Stead {
     }
 
     fn run(&self, dir: &Path, command: &str, env: &[(&str, &str)]) -> anyhow::Result<Output> {
+        let mut cmd = self.command(dir, &[command, "--json"]);
+        cmd.envs(env.iter().copied());
+        checked(&mut cmd, command, dir)
+    }
+
+    /// `stead --state-dir DIR ARGS...` with the bench's environment rules applied:
+    /// no RUST_BACKTRACE, none of the bench's own STEAD_* settings, stdin from
+    /// /dev/null. The caller chooses stdout and stderr (never the bench's own).
+    pub fn command(&self, dir: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(&self.exe);
         cmd.arg("--state-dir")
             .arg(dir)
-            .args([command, "--json"])
+            .args(args)
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null());
         // The bench's own STEAD_* settings must not leak into the measured servers.
@@ -65,18 +75,36 @@ impl Stead {
                 cmd.env_remove(name);
             }
         }
-        cmd.envs(env.iter().copied());
-        let out = cmd
-            .output()
-            .with_context(|| format!("running {}", self.exe.display()))?;
-        if !out.status.success() {
-            bail!(
-                "stead {command} on {} failed ({}): {}",
-                dir.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        Ok(out)
+        cmd
     }
+
+    /// One whole `stead --state-dir DIR ARGS...` process that must succeed; its output is
+    /// captured and dropped.
+    pub fn call(&self, dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+        checked(&mut self.command(dir, args), &args.join(" "), dir).map(drop)
+    }
+
+    /// One whole `stead --state-dir DIR ARGS...` process that must succeed and print JSON
+    /// (ARGS include `--json`).
+    pub fn json(&self, dir: &Path, args: &[&str]) -> anyhow::Result<serde_json::Value> {
+        let what = args.join(" ");
+        let out = checked(&mut self.command(dir, args), &what, dir)?;
+        serde_json::from_slice(&out.stdout).with_context(|| format!("stead {what} printed no JSON"))
+    }
+}
+
+/// Runs `cmd` with stdout and stderr captured; a failure carries its stderr.
+fn checked(cmd: &mut Command, what: &str, dir: &Path) -> anyhow::Result<Output> {
+    let out = cmd
+        .output()
+        .with_context(|| format!("running {}", cmd.get_program().display()))?;
+    if !out.status.success() {
+        bail!(
+            "stead {what} on {} failed ({}): {}",
+            dir.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out)
 }

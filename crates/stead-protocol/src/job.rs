@@ -21,6 +21,20 @@ pub enum Concurrency {
     Replace,
 }
 
+/// What to do with fires missed while stead was stopped or the machine slept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatchUp {
+    /// Missed fires are not made up for.
+    Skip,
+    /// One run, for the latest missed fire, stands in for all of them.
+    #[default]
+    Once,
+    /// Each missed fire runs, oldest first, up to a cap (the rest are recorded as passed
+    /// over, with the reason).
+    All,
+}
+
 /// A job as declared by a person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +69,59 @@ pub struct JobSpec {
     /// A disabled job keeps its definition but never fires; it can still be run by hand.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub enabled: bool,
+    /// Commands tried in order when the previous one genuinely fails (exits non-zero or
+    /// is killed by a signal it did not get from stead). A cut run tries none of them.
+    /// Each is an argument vector; with `shell`, a one-element script.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Vec<String>>,
+    /// A shell command run after a genuine failure of the last alternative, with the run
+    /// as JSON on its stdin. Never for cancelled, interrupted or skipped runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<String>,
+    /// A receipt: a shell command run before resuming a cut run, with that run's
+    /// `STEAD_IDEMPOTENCY_KEY`. Exit 0: the work landed, the run is closed as succeeded
+    /// and nothing reruns. Exit 1: it did not land, resume. Anything else: resume, and
+    /// the reason is recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landed_check: Option<String>,
+    /// Missed fires: `skip`, `once` (default) or `all`.
+    #[serde(default, skip_serializing_if = "is_default_catch_up")]
+    pub catch_up: CatchUp,
+    /// Only fires missed within this long before now are made up for (default `"6h"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch_up_window: Option<String>,
+    /// Resume a cut (interrupted) run once after the server restarts (default true).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub resume: bool,
+}
+
+impl Default for JobSpec {
+    /// An enabled manual job with no name and no command: a base for struct updates.
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            cron: None,
+            tz: None,
+            every: None,
+            command: Vec::new(),
+            shell: false,
+            cwd: None,
+            env: BTreeMap::new(),
+            timeout: None,
+            concurrency: Concurrency::default(),
+            enabled: true,
+            alternatives: Vec::new(),
+            on_failure: None,
+            landed_check: None,
+            catch_up: CatchUp::default(),
+            catch_up_window: None,
+            resume: true,
+        }
+    }
+}
+
+fn is_default_catch_up(c: &CatchUp) -> bool {
+    *c == CatchUp::default()
 }
 
 /// A job as stored: its spec plus what the server knows about it.

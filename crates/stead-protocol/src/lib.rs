@@ -16,7 +16,7 @@ mod run;
 mod status;
 
 pub use job::{
-    ApplyParams, ApplyResult, Concurrency, Job, JobChange, JobName, JobSpec, SetEnabled,
+    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, SetEnabled,
 };
 pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,

@@ -94,6 +94,11 @@ pub struct Run {
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
     pub log_path: String,
+    /// For a resume: the trigger of the run first cut.
+    pub original_trigger: Option<Trigger>,
+    /// For an interrupted run: how its debt was settled ("resumed as run N", "not
+    /// resumed: ...", "landed, proven by receipt"); `null` while it is still owed.
+    pub resolution: Option<String>,
 }
 
 /// Parameters naming one run.

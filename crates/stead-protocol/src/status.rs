@@ -21,7 +21,13 @@ pub struct StatusResult {
 /// Parameters of `stop`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StopParams {}
+pub struct StopParams {
+    /// Cut the runs in flight too: they end `interrupted` ("stead was stopped with
+    /// --cancel-runs") and are resumed once after the next start. Without it, runs go on
+    /// under their monitors and the next server adopts them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel_runs: bool,
+}
 
 /// The answer to `stop`, sent once the server has released its lease, lock file and
 /// socket, so a successor can start the moment the client reads it.

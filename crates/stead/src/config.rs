@@ -20,6 +20,10 @@ pub struct Timings {
     pub probe_timeout: Duration,
     /// How long a client waits for a server to become ready, across all its spawns.
     pub start_timeout: Duration,
+    /// How long after it begins serving a server waits before resuming cut runs.
+    pub resume_delay: Duration,
+    /// A cut run older than this is history, not debt: it is not resumed.
+    pub resume_max_age: Duration,
 }
 
 impl Default for Timings {
@@ -29,6 +33,8 @@ impl Default for Timings {
             heartbeat: Duration::from_millis(10_000),
             probe_timeout: Duration::from_millis(500),
             start_timeout: Duration::from_millis(10_000),
+            resume_delay: Duration::from_millis(5_000),
+            resume_max_age: Duration::from_secs(6 * 3600),
         }
     }
 }
@@ -68,6 +74,8 @@ struct TimingsFile {
     heartbeat_ms: Option<u64>,
     probe_timeout_ms: Option<u64>,
     start_timeout_ms: Option<u64>,
+    resume_delay_ms: Option<u64>,
+    resume_max_age_ms: Option<u64>,
 }
 
 /// One overridable timing: its config key and environment variable.
@@ -97,6 +105,16 @@ const KNOBS: &[Knob] = &[
         env: "STEAD_START_TIMEOUT_MS",
         file: |f| f.start_timeout_ms,
         field: |t| &mut t.start_timeout,
+    },
+    Knob {
+        env: "STEAD_RESUME_DELAY_MS",
+        file: |f| f.resume_delay_ms,
+        field: |t| &mut t.resume_delay,
+    },
+    Knob {
+        env: "STEAD_RESUME_MAX_AGE_MS",
+        file: |f| f.resume_max_age_ms,
+        field: |t| &mut t.resume_max_age,
     },
 ];
 

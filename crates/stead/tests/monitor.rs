@@ -69,6 +69,7 @@ impl Ledger {
             timeout: None,
             concurrency: Concurrency::Allow,
             enabled: true,
+            ..JobSpec::default()
         };
         let job_id = store.job_insert(&spec, now, epoch).unwrap().id;
         let marker = format!(
@@ -104,6 +105,9 @@ impl Ledger {
             concurrency: Concurrency::Allow,
             created_at: Timestamp::now(),
             fired_through: None,
+            original_trigger: None,
+            resolves: None,
+            skip_reason: None,
         };
         let ledger = self.path().join("stead.db");
         let env = BTreeMap::from([(MARK.to_string(), self.marker.clone())]);
@@ -117,6 +121,8 @@ impl Ledger {
             kill_grace_ms: 2_000,
             log_path: log_path.to_path_buf(),
             log_max_bytes: 1024 * 1024,
+            alternatives: Vec::new(),
+            on_failure: None,
         };
         let admission = self
             .store
@@ -463,5 +469,244 @@ fn a_missing_working_directory_fails_to_start() {
     assert!(
         reason.starts_with("failed to start: working directory"),
         "{reason}"
+    );
+}
+
+fn argv(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// A command that creates `path`: it ran if the file exists.
+fn touch(path: &Path) -> Vec<String> {
+    argv(&["touch", path.to_str().unwrap()])
+}
+
+#[test]
+fn an_alternative_runs_after_the_command_fails() {
+    let ledger = Ledger::new();
+    let hooked = ledger.path().join("hooked");
+    let mut plan = ledger.admit(&["sh", "-c", "echo command=$STEAD_ALTERNATIVE; exit 1"]);
+    plan.alternatives = vec![
+        argv(&["sh", "-c", "echo alternative=$STEAD_ALTERNATIVE; exit 2"]),
+        argv(&["sh", "-c", "echo alternative=$STEAD_ALTERNATIVE"]),
+    ];
+    plan.on_failure = Some(format!("touch {}", hooked.display()));
+    let mut monitor = ledger.start(&plan);
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Succeeded, "{run:?}");
+    assert_eq!((run.exit_code, run.signal), (Some(0), None));
+    assert_eq!(
+        run.reason.as_deref(),
+        Some("succeeded with alternative 2 after the command and alternative 1 failed")
+    );
+    assert_eq!(monitor.exit_code(), Some(0));
+    assert_eq!(
+        log_of(&run),
+        "command=0\n\
+         [stead: command failed (exited with code 1); trying alternative 1 of 2: \
+         sh -c \"echo alternative=$STEAD_ALTERNATIVE; exit 2\"]\n\
+         alternative=1\n\
+         [stead: alternative 1 failed (exited with code 2); trying alternative 2 of 2: \
+         sh -c \"echo alternative=$STEAD_ALTERNATIVE\"]\n\
+         alternative=2\n"
+    );
+    assert!(!hooked.exists(), "the failure hook ran after a success");
+}
+
+#[test]
+fn when_every_alternative_fails_the_last_failure_stands() {
+    let ledger = Ledger::new();
+    // Killed by a signal stead did not send, then failing to start: both are failures.
+    let mut plan = ledger.admit(&["sh", "-c", "kill -KILL $$"]);
+    plan.alternatives = vec![argv(&["/nonexistent/x"]), argv(&["sh", "-c", "exit 4"])];
+    let mut monitor = ledger.start(&plan);
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Failed, "{run:?}");
+    assert_eq!((run.exit_code, run.signal), (Some(4), None));
+    assert_eq!(
+        run.reason.as_deref(),
+        Some("exited with code 4; the command and all 2 alternatives failed")
+    );
+    assert_eq!(monitor.exit_code(), Some(0));
+    let log = log_of(&run);
+    let notes: Vec<&str> = log.lines().collect();
+    assert_eq!(notes.len(), 3, "{log}");
+    assert_eq!(
+        notes[0],
+        "[stead: command failed (killed by signal 9 (SIGKILL)); \
+         trying alternative 1 of 2: /nonexistent/x]"
+    );
+    assert!(
+        notes[1].starts_with("[stead: failed to start: /nonexistent/x:"),
+        "{log}"
+    );
+    assert!(
+        notes[2].starts_with("[stead: alternative 1 failed (failed to start: /nonexistent/x:")
+            && notes[2].ends_with("); trying alternative 2 of 2: sh -c \"exit 4\"]"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_cancel_runs_no_alternative_and_no_hook() {
+    let ledger = Ledger::new();
+    let (alternative, hooked) = (
+        ledger.path().join("alternative"),
+        ledger.path().join("hooked"),
+    );
+    let mut plan = ledger.admit(&["sh", "-c", "sleep 300 & wait"]);
+    plan.alternatives = vec![touch(&alternative)];
+    plan.on_failure = Some(format!("touch {}", hooked.display()));
+    let mut monitor = ledger.start(&plan);
+    let pid = ledger.running(plan.run_id);
+    wait_until("the sleep runs", || ledger.leftovers().len() == 2);
+    signal(pid as i32, libc::SIGUSR1);
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Cancelled, "{run:?}");
+    assert_eq!(run.reason.as_deref(), Some("cancelled"));
+    assert_eq!(monitor.exit_code(), Some(0));
+    assert!(!alternative.exists(), "the alternative ran after a cancel");
+    assert!(!hooked.exists(), "the failure hook ran after a cancel");
+    assert_eq!(log_of(&run), "");
+}
+
+#[test]
+fn sigterm_to_the_monitor_runs_no_alternative_and_no_hook() {
+    let ledger = Ledger::new();
+    let (alternative, hooked) = (
+        ledger.path().join("alternative"),
+        ledger.path().join("hooked"),
+    );
+    let mut plan = ledger.admit(&["sh", "-c", "sleep 300 & wait"]);
+    plan.alternatives = vec![touch(&alternative)];
+    plan.on_failure = Some(format!("touch {}", hooked.display()));
+    let mut monitor = ledger.start(&plan);
+    let pid = ledger.running(plan.run_id);
+    wait_until("the sleep runs", || ledger.leftovers().len() == 2);
+    signal(pid as i32, libc::SIGTERM);
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Interrupted, "{run:?}");
+    assert_eq!(monitor.exit_code(), Some(0));
+    assert!(
+        !alternative.exists(),
+        "the alternative ran after an interruption"
+    );
+    assert!(
+        !hooked.exists(),
+        "the failure hook ran after an interruption"
+    );
+    assert_eq!(ledger.leftovers(), Vec::<u32>::new());
+}
+
+#[test]
+fn a_timeout_runs_no_alternative_but_the_hook() {
+    let ledger = Ledger::new();
+    let (alternative, input) = (
+        ledger.path().join("alternative"),
+        ledger.path().join("input"),
+    );
+    let mut plan = ledger.admit(&["sleep", "30"]);
+    plan.timeout_ms = Some(300);
+    plan.alternatives = vec![touch(&alternative)];
+    plan.on_failure = Some(format!("cat > {}", input.display()));
+    let mut monitor = ledger.start(&plan);
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Failed, "{run:?}");
+    assert_eq!(run.reason.as_deref(), Some("timed out after 300ms"));
+    assert_eq!(monitor.exit_code(), Some(0));
+    assert!(
+        !alternative.exists(),
+        "an alternative ran after the timeout"
+    );
+    // A timeout is the job's own failure, not a cut: the hook runs.
+    let hooked: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&input).unwrap()).unwrap();
+    assert_eq!(hooked["reason"], "timed out after 300ms");
+}
+
+#[test]
+fn the_timeout_covers_the_alternatives() {
+    let ledger = Ledger::new();
+    let second = ledger.path().join("second");
+    let mut plan = ledger.admit(&["false"]);
+    plan.timeout_ms = Some(300);
+    plan.alternatives = vec![argv(&["sleep", "30"]), touch(&second)];
+    let _monitor = ledger.start(&plan);
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Failed, "{run:?}");
+    assert_eq!(
+        run.reason.as_deref(),
+        Some("timed out after 300ms during alternative 1")
+    );
+    assert_eq!(run.signal, Some(libc::SIGTERM));
+    assert!(!second.exists(), "an alternative ran after the timeout");
+}
+
+#[test]
+fn the_failure_hook_reads_the_final_run() {
+    let ledger = Ledger::new();
+    let input = ledger.path().join("input");
+    let mut plan = ledger.admit(&["sh", "-c", "exit 3"]);
+    plan.on_failure = Some(format!(
+        "cat > {}; echo hook-saw-$STEAD_MONITOR_TEST_MARK; exit 5",
+        input.display()
+    ));
+    let mut monitor = ledger.start(&plan);
+    assert_eq!(monitor.exit_code(), Some(0));
+    let run = ledger.run(plan.run_id);
+    // The hook's failure changes nothing.
+    assert_eq!(run.status, RunStatus::Failed, "{run:?}");
+    assert_eq!(run.reason.as_deref(), Some("exited with code 3"));
+    let hooked: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&input).unwrap()).unwrap();
+    assert_eq!(hooked["id"], plan.run_id);
+    assert_eq!(hooked["status"], "failed");
+    assert_eq!(hooked["exit_code"], 3);
+    assert_eq!(hooked["reason"], "exited with code 3");
+    assert!(hooked["ended_at"].is_string(), "{hooked}");
+    assert_eq!(
+        log_of(&run),
+        format!(
+            "[stead: running the failure hook]\nhook-saw-{}\n\
+             [stead: failure hook exited with code 5]\n",
+            ledger.marker
+        )
+    );
+}
+
+#[test]
+fn the_failure_hook_does_not_run_after_success() {
+    let ledger = Ledger::new();
+    let hooked = ledger.path().join("hooked");
+    let mut plan = ledger.admit(&["true"]);
+    plan.on_failure = Some(format!("touch {}", hooked.display()));
+    let mut monitor = ledger.start(&plan);
+    assert_eq!(monitor.exit_code(), Some(0));
+    assert_eq!(ledger.run(plan.run_id).status, RunStatus::Succeeded);
+    assert!(!hooked.exists(), "the failure hook ran after a success");
+}
+
+#[test]
+fn a_stop_while_the_hook_runs_ends_it() {
+    let ledger = Ledger::new();
+    let started = ledger.path().join("started");
+    let mut plan = ledger.admit(&["false"]);
+    plan.on_failure = Some(format!("touch {}; sleep 300 & wait", started.display()));
+    let mut monitor = ledger.start(&plan);
+    let run = ledger.settled(plan.run_id);
+    wait_until("the hook runs", || {
+        started.exists() && ledger.leftovers().len() == 2
+    });
+    signal(monitor.pid() as i32, libc::SIGTERM);
+    assert_eq!(monitor.exit_code(), Some(0));
+    assert_eq!(ledger.leftovers(), Vec::<u32>::new());
+    // Recorded before the hook ran, and left alone.
+    assert_eq!(ledger.run(plan.run_id), run);
+    assert!(
+        log_of(&run).ends_with(
+            "[stead: failure hook stopped: interrupted: the monitor received SIGTERM]\n"
+        ),
+        "{}",
+        log_of(&run)
     );
 }

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use clap::{Subcommand, ValueEnum};
 use stead::client::Client;
-use stead_protocol::{Concurrency, Job, JobSpec, exit};
+use stead_protocol::{CatchUp, Concurrency, Job, JobSpec, exit};
 
+use super::errors::DataError;
 use super::output;
 use super::render::{self, NONE};
 
@@ -23,7 +24,7 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 enum JobCommand {
     /// Add a job: `stead job add NAME [--cron EXPR | --every DURATION] -- CMD...`
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// List the jobs
     Ls(JsonArgs),
     /// Show one job
@@ -68,6 +69,28 @@ struct AddArgs {
     /// Add the job disabled: it will not fire until `stead job enable NAME`
     #[arg(long)]
     disabled: bool,
+    /// A command to try when the previous one genuinely fails; repeat for more, tried in
+    /// order (a quoted command line, or with --shell a script). A cut run tries none.
+    #[arg(long = "alternative", value_name = "CMD")]
+    alternatives: Vec<String>,
+    /// A shell command run after a genuine failure of the last alternative, with the
+    /// run as JSON on its stdin (never for cancelled, interrupted or skipped runs)
+    #[arg(long, value_name = "CMD")]
+    on_failure: Option<String>,
+    /// A receipt checked before a cut run is resumed, with its STEAD_IDEMPOTENCY_KEY:
+    /// exit 0 = the work landed (closed as succeeded, nothing reruns), 1 = resume
+    #[arg(long, value_name = "CMD")]
+    landed_check: Option<String>,
+    /// Fires missed while stead was down or asleep: skip them, run once for all of
+    /// them, or run each (bounded)
+    #[arg(long, value_enum, default_value_t = CatchUpArg::Once)]
+    catch_up: CatchUpArg,
+    /// Only fires missed within this long are made up for [default: 6h]
+    #[arg(long, value_name = "DURATION")]
+    catch_up_window: Option<String>,
+    /// Never resume a cut run of this job
+    #[arg(long)]
+    no_resume: bool,
     /// Print the added job as JSON
     #[arg(long)]
     json: bool,
@@ -117,7 +140,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     match args.command {
         JobCommand::Add(add) => {
             let json = add.json;
-            let job = conn.job_add(&add.into_spec())?;
+            let job = conn.job_add(&add.into_spec()?)?;
             print_job(json, &job, &format!("added job {}\n", job.spec.name), true)?;
         }
         JobCommand::Ls(args) => {
@@ -165,9 +188,39 @@ fn print_job(json: bool, job: &Job, heading: &str, detail: bool) -> std::io::Res
     }
 }
 
+/// `--catch-up` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum CatchUpArg {
+    Skip,
+    Once,
+    All,
+}
+
+impl From<CatchUpArg> for CatchUp {
+    fn from(arg: CatchUpArg) -> Self {
+        match arg {
+            CatchUpArg::Skip => CatchUp::Skip,
+            CatchUpArg::Once => CatchUp::Once,
+            CatchUpArg::All => CatchUp::All,
+        }
+    }
+}
+
 impl AddArgs {
-    fn into_spec(self) -> JobSpec {
-        JobSpec {
+    fn into_spec(self) -> Result<JobSpec, DataError> {
+        let alternatives = self
+            .alternatives
+            .iter()
+            .map(|alt| {
+                if self.shell {
+                    Ok(vec![alt.clone()])
+                } else {
+                    shell_words::split(alt)
+                        .map_err(|e| DataError(format!("--alternative {alt:?}: {e}")))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(JobSpec {
             name: self.name,
             cron: self.cron,
             tz: self.tz,
@@ -180,7 +233,13 @@ impl AddArgs {
             timeout: self.timeout,
             concurrency: self.concurrency.into(),
             enabled: !self.disabled,
-        }
+            alternatives,
+            on_failure: self.on_failure,
+            landed_check: self.landed_check,
+            catch_up: self.catch_up.into(),
+            catch_up_window: self.catch_up_window,
+            resume: !self.no_resume,
+        })
     }
 }
 
@@ -324,7 +383,7 @@ mod tests {
 
     fn add_spec(args: &[&str]) -> JobSpec {
         match parse(args).unwrap() {
-            JobCommand::Add(add) => add.into_spec(),
+            JobCommand::Add(add) => add.into_spec().unwrap(),
             other => panic!("parsed as {other:?}"),
         }
     }

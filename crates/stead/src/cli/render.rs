@@ -93,6 +93,7 @@ mod tests {
             timeout: None,
             concurrency: Default::default(),
             enabled: true,
+            ..JobSpec::default()
         }
     }
 

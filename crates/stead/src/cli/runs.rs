@@ -203,6 +203,8 @@ pub mod tests {
                 .is_terminal()
                 .then(|| "2026-11-30T09:00:04.270Z".into()),
             log_path: format!("/state/logs/runs/{id}.log"),
+            original_trigger: None,
+            resolution: None,
         }
     }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use stead::client::{Client, ClientError};
 use stead::lifecycle::identity::{self, StartIdentity};
-use stead_protocol::exit;
+use stead_protocol::{StopParams, exit};
 
 use super::output;
 
@@ -16,6 +16,10 @@ const EXIT_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// Cut the runs in flight as well: they end interrupted and are resumed once after
+    /// the next start (without it they go on, and the next server adopts them)
+    #[arg(long)]
+    cancel_runs: bool,
     /// Print the result as JSON
     #[arg(long)]
     json: bool,
@@ -46,7 +50,9 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         },
         Err(e) => return Err(e.into()),
         Ok(mut conn) => {
-            let stopped = conn.stop()?;
+            let stopped = conn.stop(StopParams {
+                cancel_runs: args.cancel_runs,
+            })?;
             let identity = StartIdentity::from_stored(stopped.start_identity);
             let exited = wait_gone(stopped.pid, &identity);
             Stopped {

@@ -153,8 +153,9 @@ impl Connection {
     }
 
     /// Asks the server to stop. It answers once its socket, lease and lock file are
-    /// released; the process may still be finishing open requests.
-    pub fn stop(&mut self) -> Result<StopResult, ClientError> {
-        self.call(method::STOP, StopParams::default())
+    /// released; the process may still be finishing open requests. Runs go on under
+    /// their monitors unless `params.cancel_runs`.
+    pub fn stop(&mut self, params: StopParams) -> Result<StopResult, ClientError> {
+        self.call(method::STOP, params)
     }
 }

@@ -121,6 +121,7 @@ mod tests {
             timeout: None,
             concurrency: Default::default(),
             enabled: true,
+            ..JobSpec::default()
         }
     }
 

@@ -10,5 +10,5 @@ pub mod apply;
 pub mod timing;
 pub mod validate;
 
-pub use timing::JobTiming;
+pub use timing::{CatchUpPolicy, JobTiming};
 pub use validate::{JobError, validate};

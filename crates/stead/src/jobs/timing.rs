@@ -8,7 +8,7 @@
 //! are coalesced into one `catch_up` run. Fires older than the window are history.
 
 use jiff::{SignedDuration, Timestamp};
-use stead_protocol::{JobSpec, Trigger};
+use stead_protocol::{CatchUp, JobSpec, Trigger};
 
 use crate::schedule::{CronSchedule, IntervalSchedule, ScheduleError};
 
@@ -16,8 +16,12 @@ use crate::schedule::{CronSchedule, IntervalSchedule, ScheduleError};
 /// (a loaded machine, a slow ledger write).
 pub const LATE_TOLERANCE: SignedDuration = SignedDuration::from_secs(5);
 
-/// Missed fires older than this are not made up for.
+/// Missed fires older than this are not made up for, unless a job sets its own window.
 pub const CATCH_UP_WINDOW: SignedDuration = SignedDuration::from_hours(6);
+
+/// The most fires one scheduler pass looks at for one job (a minutely job missed for a
+/// week is 10,080 fires; only the latest ones can matter).
+const MAX_FIRES: usize = 10_000;
 
 /// A job's schedule.
 #[derive(Debug, Clone)]
@@ -74,15 +78,19 @@ impl JobTiming {
         }
     }
 
-    /// Fires in `(after, until]`, in real-time order.
+    /// Fires in `(after, until]`, in real-time order, at most [`MAX_FIRES`] (the latest
+    /// of them when there are more).
     fn fires_between(&self, after: Timestamp, until: Timestamp) -> Vec<Timestamp> {
-        let mut fires = Vec::new();
+        let mut fires = std::collections::VecDeque::new();
         let mut cursor = after;
         while let Some(fire) = self.next_after(cursor).filter(|f| *f <= until) {
-            fires.push(fire);
+            if fires.len() == MAX_FIRES {
+                fires.pop_front();
+            }
+            fires.push_back(fire);
             cursor = fire;
         }
-        fires
+        fires.into()
     }
 }
 
@@ -91,12 +99,55 @@ impl JobTiming {
 pub struct DueFires {
     /// Runs to start: each fire's scheduled time and trigger, in order.
     pub runs: Vec<(Timestamp, Trigger)>,
-    /// Missed fires inside the window folded into the one catch-up run.
+    /// Missed fires inside the window folded into one catch-up run (policy `once`).
     pub coalesced: usize,
-    /// Some fires were missed before the window began and are not made up for.
-    pub expired: bool,
+    /// Missed fires not run, recorded as one skipped run at the latest of them.
+    pub passed_over: Option<PassedOver>,
     /// Every fire at or before this instant is handled once these runs are recorded.
     pub handled_through: Timestamp,
+}
+
+/// Fires a catch-up policy did not run, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassedOver {
+    pub latest: Timestamp,
+    pub count: usize,
+    pub reason: String,
+}
+
+/// With catch-up `all`, at most this many missed fires run; older ones are passed over.
+pub const CATCH_UP_ALL_CAP: usize = 100;
+
+/// A job's catch-up policy and window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CatchUpPolicy {
+    pub mode: CatchUp,
+    pub window: SignedDuration,
+}
+
+impl CatchUpPolicy {
+    /// The policy a (validated) spec declares.
+    pub fn of(spec: &JobSpec) -> Self {
+        let window = spec
+            .catch_up_window
+            .as_deref()
+            .and_then(|w| crate::schedule::parse_duration(w).ok())
+            .and_then(|d| SignedDuration::try_from(d).ok())
+            .unwrap_or(CATCH_UP_WINDOW);
+        Self {
+            mode: spec.catch_up,
+            window,
+        }
+    }
+}
+
+impl Default for CatchUpPolicy {
+    fn default() -> Self {
+        Self {
+            mode: CatchUp::Once,
+            window: CATCH_UP_WINDOW,
+        }
+    }
 }
 
 /// Which of the job's fires in `(handled_through, now]` to run, and how.
@@ -108,29 +159,74 @@ pub fn due_fires(
     handled_through: Timestamp,
     now: Timestamp,
     awake_since: Timestamp,
+    policy: CatchUpPolicy,
 ) -> DueFires {
-    let window_start = now - CATCH_UP_WINDOW;
-    // Fires before the window are history: counting them is enough (bounded work even
-    // after months away).
+    let window_start = now - policy.window;
+    // Fires before the window are history: only their number and the latest matter, so
+    // the work stays bounded even after months away.
+    let expired = timing.fires_between(handled_through, window_start.min(now));
     let from = handled_through.max(window_start);
     let fires = timing.fires_between(from, now);
     let on_time = |f: &Timestamp| *f > awake_since && now.duration_since(*f) <= LATE_TOLERANCE;
     let (punctual, missed): (Vec<Timestamp>, Vec<Timestamp>) = fires.into_iter().partition(on_time);
-    let expired = handled_through < window_start
-        && timing
-            .next_after(handled_through)
-            .is_some_and(|f| f <= window_start);
+    let window = format_window(policy.window);
     let mut runs = Vec::new();
-    if let Some(latest) = missed.last() {
-        runs.push((*latest, Trigger::CatchUp));
+    let mut coalesced = 0;
+    let mut passed_over = None;
+    let pass = |fires: &[Timestamp], reason: String| {
+        fires.last().map(|latest| PassedOver {
+            latest: *latest,
+            count: fires.len(),
+            reason,
+        })
+    };
+    match policy.mode {
+        CatchUp::Skip => {
+            passed_over = pass(
+                &missed,
+                format!(
+                    "missed while stead was not running or the machine slept; {} fire(s) not run (catch_up = skip)",
+                    missed.len()
+                ),
+            );
+        }
+        CatchUp::Once => {
+            if let Some(latest) = missed.last() {
+                runs.push((*latest, Trigger::CatchUp));
+                coalesced = missed.len() - 1;
+            }
+        }
+        CatchUp::All => {
+            let cut = missed.len().saturating_sub(CATCH_UP_ALL_CAP);
+            passed_over = pass(
+                &missed[..cut],
+                format!(
+                    "{cut} missed fire(s) over the catch-up cap of {CATCH_UP_ALL_CAP} not run (catch_up = all)"
+                ),
+            );
+            runs.extend(missed[cut..].iter().map(|f| (*f, Trigger::CatchUp)));
+        }
+    }
+    if passed_over.is_none() {
+        passed_over = pass(
+            &expired,
+            format!(
+                "{} fire(s) missed more than {window} ago not run: history, not debt",
+                expired.len()
+            ),
+        );
     }
     runs.extend(punctual.into_iter().map(|f| (f, Trigger::Scheduled)));
     DueFires {
         runs,
-        coalesced: missed.len().saturating_sub(1),
-        expired,
+        coalesced,
+        passed_over,
         handled_through: now,
     }
+}
+
+fn format_window(window: SignedDuration) -> String {
+    crate::schedule::format_duration(std::time::Duration::try_from(window).unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -152,6 +248,7 @@ mod tests {
             t("2026-11-30T10:00:00Z"),
             t("2026-11-30T10:01:00.004Z"),
             t("2026-11-30T10:00:00.001Z"),
+            CatchUpPolicy::default(),
         );
         assert_eq!(
             due.runs,
@@ -164,13 +261,19 @@ mod tests {
     fn fires_missed_while_down_coalesce_into_one_catch_up() {
         // Down from 10:00 to 10:05:30; the server just started (awake since now).
         let now = t("2026-11-30T10:05:30Z");
-        let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now);
+        let due = due_fires(
+            &every_minute(),
+            t("2026-11-30T10:00:00Z"),
+            now,
+            now,
+            CatchUpPolicy::default(),
+        );
         assert_eq!(
             due.runs,
             vec![(t("2026-11-30T10:05:00Z"), Trigger::CatchUp)]
         );
         assert_eq!(due.coalesced, 4);
-        assert!(!due.expired);
+        assert_eq!(due.passed_over, None);
         assert_eq!(due.handled_through, now);
     }
 
@@ -182,6 +285,7 @@ mod tests {
             t("2026-11-30T10:00:10Z"),
             t("2026-11-30T11:00:00Z"),
             t("2026-11-30T10:00:10Z"),
+            CatchUpPolicy::default(),
         );
         assert_eq!(
             due.runs,
@@ -197,9 +301,17 @@ mod tests {
             t("2026-11-29T00:00:00Z"),
             now,
             now,
+            CatchUpPolicy::default(),
         );
         assert!(due.runs.is_empty(), "{due:?}");
-        assert!(due.expired);
+        let passed = due.passed_over.unwrap();
+        assert_eq!(passed.latest, t("2026-11-30T08:00:00Z"));
+        assert_eq!(passed.count, 2);
+        assert!(
+            passed.reason.contains("more than 6h ago"),
+            "{}",
+            passed.reason
+        );
         assert_eq!(due.handled_through, now);
     }
 
@@ -210,19 +322,122 @@ mod tests {
             t("2026-11-30T10:00:00Z"),
             t("2026-11-30T10:00:59Z"),
             t("2026-11-30T10:00:00Z"),
+            CatchUpPolicy::default(),
         );
         assert!(due.runs.is_empty());
-        assert!(!due.expired);
-        assert!(
-            due_fires(
-                &JobTiming::Manual,
-                t("2026-11-30T10:00:00Z"),
-                t("2026-12-30T10:00:00Z"),
-                t("2026-11-30T10:00:00Z")
-            )
-            .runs
-            .is_empty()
+        assert_eq!(due.passed_over, None);
+        let manual = due_fires(
+            &JobTiming::Manual,
+            t("2026-11-30T10:00:00Z"),
+            t("2026-12-30T10:00:00Z"),
+            t("2026-11-30T10:00:00Z"),
+            CatchUpPolicy::default(),
         );
+        assert!(manual.runs.is_empty() && manual.passed_over.is_none());
+    }
+
+    #[test]
+    fn catch_up_skip_runs_nothing_and_says_so() {
+        let now = t("2026-11-30T10:05:30Z");
+        let policy = CatchUpPolicy {
+            mode: CatchUp::Skip,
+            window: CATCH_UP_WINDOW,
+        };
+        let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
+        assert!(due.runs.is_empty());
+        let passed = due.passed_over.unwrap();
+        assert_eq!(
+            (passed.latest, passed.count),
+            (t("2026-11-30T10:05:00Z"), 5)
+        );
+        assert!(passed.reason.contains("catch_up = skip"));
+    }
+
+    #[test]
+    fn catch_up_all_runs_each_missed_fire_up_to_the_cap() {
+        let now = t("2026-11-30T10:05:30Z");
+        let policy = CatchUpPolicy {
+            mode: CatchUp::All,
+            window: CATCH_UP_WINDOW,
+        };
+        let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
+        let times: Vec<_> = due.runs.iter().map(|(at, _)| at.to_string()).collect();
+        assert_eq!(
+            times,
+            [
+                "2026-11-30T10:01:00Z",
+                "2026-11-30T10:02:00Z",
+                "2026-11-30T10:03:00Z",
+                "2026-11-30T10:04:00Z",
+                "2026-11-30T10:05:00Z"
+            ]
+        );
+        assert!(due.runs.iter().all(|(_, tr)| *tr == Trigger::CatchUp));
+        assert_eq!(due.passed_over, None);
+
+        // Three hours of minutely fires: the latest 100 run, the rest are passed over.
+        let now = t("2026-11-30T13:00:30Z");
+        let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
+        assert_eq!(due.runs.len(), CATCH_UP_ALL_CAP);
+        assert_eq!(due.runs[0].0, t("2026-11-30T11:21:00Z"));
+        let passed = due.passed_over.unwrap();
+        assert_eq!(passed.count, 180 - CATCH_UP_ALL_CAP);
+        assert_eq!(passed.latest, t("2026-11-30T11:20:00Z"));
+        assert!(passed.reason.contains("cap of 100"), "{}", passed.reason);
+    }
+
+    #[test]
+    fn a_job_window_narrows_what_is_made_up_for() {
+        let now = t("2026-11-30T10:30:30Z");
+        let policy = CatchUpPolicy {
+            mode: CatchUp::Once,
+            window: SignedDuration::from_mins(10),
+        };
+        let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
+        assert_eq!(due.runs, [(t("2026-11-30T10:30:00Z"), Trigger::CatchUp)]);
+        assert_eq!(due.coalesced, 9);
+        let passed = due.passed_over.unwrap();
+        assert_eq!(passed.count, 20);
+        assert!(
+            passed.reason.contains("more than 10m ago"),
+            "{}",
+            passed.reason
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever the times and policy: no fire runs twice, runs are in order, every
+        /// run is a real fire inside (handled, now], and nothing after `now` is touched.
+        #[test]
+        fn fires_are_run_at_most_once_and_in_order(
+            handled_offset in 0i64..20_000,
+            gap in 0i64..30_000,
+            awake_back in 0i64..30_000,
+            mode in proptest::sample::select(vec![CatchUp::Skip, CatchUp::Once, CatchUp::All]),
+            window_mins in 1i64..600,
+        ) {
+            let base = t("2026-11-30T00:00:00Z");
+            let handled = base + SignedDuration::from_secs(handled_offset);
+            let now = handled + SignedDuration::from_secs(gap);
+            let awake = now - SignedDuration::from_secs(awake_back);
+            let timing = JobTiming::Cron(Box::new(CronSchedule::parse("*/7 * * * *", "UTC").unwrap()));
+            let policy = CatchUpPolicy { mode, window: SignedDuration::from_mins(window_mins) };
+            let due = due_fires(&timing, handled, now, awake, policy);
+            let times: Vec<Timestamp> = due.runs.iter().map(|(at, _)| *at).collect();
+            let mut sorted = times.clone();
+            sorted.sort();
+            sorted.dedup();
+            proptest::prop_assert_eq!(&sorted, &times);
+            for at in &times {
+                proptest::prop_assert!(*at > handled && *at <= now);
+                proptest::prop_assert_eq!(timing.next_after(*at - SignedDuration::from_secs(1)), Some(*at));
+            }
+            if let Some(p) = &due.passed_over {
+                proptest::prop_assert!(!times.contains(&p.latest));
+                proptest::prop_assert!(p.latest > handled && p.latest <= now);
+            }
+            proptest::prop_assert_eq!(due.handled_through, now);
+        }
     }
 
     #[test]

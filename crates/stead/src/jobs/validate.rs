@@ -39,6 +39,10 @@ pub enum JobError {
     EnvValue { job: String, name: String },
     #[error("job {job}: the command contains a NUL byte")]
     NulInCommand { job: String },
+    #[error("job {job}: alternative {index} is empty")]
+    EmptyAlternative { job: String, index: usize },
+    #[error("job {job}: {field} is empty")]
+    EmptyHook { job: String, field: &'static str },
 }
 
 /// Checks `spec` and returns it normalized.
@@ -86,6 +90,36 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
     }
     if spec.command.iter().any(|w| w.contains('\0')) {
         return Err(JobError::NulInCommand { job });
+    }
+    for (i, alt) in spec.alternatives.iter().enumerate() {
+        if alt.iter().all(|w| w.trim().is_empty()) {
+            return Err(JobError::EmptyAlternative { job, index: i + 1 });
+        }
+        if spec.shell && alt.len() != 1 {
+            return Err(JobError::ShellWords {
+                job,
+                count: alt.len(),
+            });
+        }
+        if alt.iter().any(|w| w.contains('\0')) {
+            return Err(JobError::NulInCommand { job });
+        }
+    }
+    for (field, hook) in [
+        ("on_failure", &spec.on_failure),
+        ("landed_check", &spec.landed_check),
+    ] {
+        match hook {
+            Some(cmd) if cmd.trim().is_empty() => {
+                return Err(JobError::EmptyHook { job, field });
+            }
+            Some(cmd) if cmd.contains('\0') => return Err(JobError::NulInCommand { job }),
+            _ => {}
+        }
+    }
+    if let Some(window) = &spec.catch_up_window {
+        let d = schedule::parse_duration(window).map_err(sched)?;
+        spec.catch_up_window = Some(schedule::format_duration(d));
     }
     if let Some(cwd) = &spec.cwd
         && !cwd.starts_with('/')
@@ -146,6 +180,7 @@ mod tests {
             timeout: None,
             concurrency: Default::default(),
             enabled: true,
+            ..JobSpec::default()
         }
     }
 
@@ -228,6 +263,18 @@ mod tests {
                     s.env.insert("1BAD".into(), "x".into());
                 }),
                 "env name \"1BAD\"",
+            ),
+            (
+                Box::new(|s| s.alternatives = vec![vec!["ok".into()], vec![" ".into()]]),
+                "alternative 2 is empty",
+            ),
+            (
+                Box::new(|s| s.on_failure = Some("  ".into())),
+                "on_failure is empty",
+            ),
+            (
+                Box::new(|s| s.catch_up_window = Some("forever".into())),
+                "\"forever\"",
             ),
         ];
         for (change, expected) in cases {

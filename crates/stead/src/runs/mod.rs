@@ -9,6 +9,7 @@
 //! machine is documented in `docs/ledger.md`.
 
 pub mod monitor;
+pub mod resume;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -37,6 +38,14 @@ pub struct MonitorPlan {
     pub log_path: PathBuf,
     /// Output past this many bytes is discarded, with a note in the log.
     pub log_max_bytes: u64,
+    /// Argument vectors tried in order after a genuine failure of `argv` (or of the
+    /// previous alternative). A cut stops the chain.
+    #[serde(default)]
+    pub alternatives: Vec<Vec<String>>,
+    /// A shell script run with `sh -c` after a genuine failure of the last command, with
+    /// the run (as recorded) as JSON on its stdin.
+    #[serde(default)]
+    pub on_failure: Option<String>,
 }
 
 /// The default cap on one run's log.
@@ -99,4 +108,7 @@ pub trait RunRecorder {
     /// `running → end.status`, exactly once. Returns false when the run was already
     /// terminal (someone else settled it); the existing outcome stands.
     fn finish(&self, run_id: i64, end: &RunEnd) -> Result<bool, StoreError>;
+
+    /// The run as recorded (for the failure hook's input).
+    fn run(&self, run_id: i64) -> Result<Option<stead_protocol::Run>, StoreError>;
 }

@@ -79,7 +79,11 @@ async fn route(shared: &Arc<Shared>, request: &RequestEnvelope) -> HandlerResult
     match request.method.as_str() {
         method::STATUS => status(shared).await,
         method::STOP => {
-            let _: StopParams = params_or_default(p)?;
+            let params: StopParams = params_or_default(p)?;
+            if params.cancel_runs {
+                super::runs::cut_all(shared, "interrupted: stead was stopped with --cancel-runs")
+                    .await?;
+            }
             stop(shared).await
         }
         method::JOB_ADD => jobs::add(shared, params(p)?).await,

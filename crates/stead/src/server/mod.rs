@@ -13,6 +13,7 @@ mod connection;
 mod dispatch;
 mod handlers;
 mod heartbeat;
+mod resume;
 mod runs;
 mod scheduler;
 mod shared;
@@ -109,6 +110,7 @@ pub async fn run(
     let tracker = TaskTracker::new();
     let heartbeat = tokio::spawn(heartbeat::run(shared.clone()));
     let scheduler = tokio::spawn(scheduler::run(shared.clone()));
+    let resumer = tokio::spawn(resume::run(shared.clone()));
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -142,6 +144,7 @@ pub async fn run(
     }
     drop(listener);
     scheduler.abort();
+    resumer.abort();
     let reason = shutdown::run(&shared, &tracker).await;
     heartbeat.abort();
     Ok(Outcome::Stopped(reason))

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stead_protocol::{ErrorBody, ErrorCode, JobSpec, Run, RunStatus};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracing::{error, info, warn};
 
 use super::shared::Shared;
@@ -96,11 +96,7 @@ fn plan_for(
     log_path: &Path,
     key: &str,
 ) -> MonitorPlan {
-    let argv = if spec.shell {
-        vec!["sh".into(), "-c".into(), spec.command.join(" ")]
-    } else {
-        spec.command.clone()
-    };
+    let argv = argv_of(spec.shell, &spec.command);
     let mut env: BTreeMap<String, String> = spec.env.clone();
     env.insert("STEAD_RUN_ID".into(), id.to_string());
     env.insert("STEAD_JOB".into(), spec.name.clone());
@@ -129,6 +125,21 @@ fn plan_for(
         kill_grace_ms: DEFAULT_KILL_GRACE_MS,
         log_path: log_path.to_path_buf(),
         log_max_bytes: DEFAULT_LOG_MAX_BYTES,
+        alternatives: spec
+            .alternatives
+            .iter()
+            .map(|alt| argv_of(spec.shell, alt))
+            .collect(),
+        on_failure: spec.on_failure.clone(),
+    }
+}
+
+/// What is executed: a shell job's one script goes to `sh -c`.
+fn argv_of(shell: bool, command: &[String]) -> Vec<String> {
+    if shell {
+        vec!["sh".into(), "-c".into(), command.join(" ")]
+    } else {
+        command.to_vec()
     }
 }
 
@@ -141,7 +152,8 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
         .arg(shared.world.paths.dir())
         .arg("monitor")
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        // The monitor closes its stdout once the run's end is recorded (see `watch_monitor`).
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         // The monitor must outlive this server: never tie it to our lifetime.
         .kill_on_drop(false);
@@ -164,43 +176,81 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
     // The child is not reaped while we hold it, so its pid cannot be reused before the
     // watch is set up; dropping it afterwards leaves the reaping to the runtime.
     let watch = ProcessWatch::open(pid, None);
+    let ended = child.stdout.take();
     drop(child);
-    watch_monitor(shared, plan.run_id, pid, watch);
+    watch_monitor(shared, plan.run_id, pid, watch, ended);
     Ok(())
 }
 
 /// Watches a monitor until it exits, then settles its run if the monitor could not.
-fn watch_monitor(shared: &Arc<Shared>, run_id: i64, pid: u32, watch: ProcessWatch) {
+/// For a monitor this server started, `ended` is its stdout, which it closes as soon as
+/// the run's end is recorded: waiters hear of the end then, not when a failure hook the
+/// monitor runs afterwards is done.
+fn watch_monitor(
+    shared: &Arc<Shared>,
+    run_id: i64,
+    pid: u32,
+    watch: ProcessWatch,
+    ended: Option<tokio::process::ChildStdout>,
+) {
     let shared = shared.clone();
     tokio::spawn(async move {
+        let announced = async {
+            match ended {
+                Some(mut out) => {
+                    let mut sink = [0u8; 64];
+                    while matches!(out.read(&mut sink).await, Ok(n) if n > 0) {}
+                    let _ = shared.run_events.send(run_id);
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let exited = watch.exited();
+        tokio::pin!(announced, exited);
         tokio::select! {
-            () = watch.exited() => {}
+            () = &mut exited => {}
+            () = &mut announced => {
+                tokio::select! {
+                    () = &mut exited => {}
+                    () = shared.stop.cancelled() => return,
+                }
+            }
             // A stopping server stops watching: the monitor goes on, and the next server
             // adopts it.
             () = shared.stop.cancelled() => return,
         }
         let epoch = shared.epoch();
-        let settled = blocking(&shared, move |s| {
+        // The run as it ended, settled here if the monitor could not record it.
+        let ended = blocking(&shared, move |s| {
             let Some(run) = s.world.store.run_get(run_id)? else {
-                return Ok(false);
+                return Ok(None);
             };
             if run.status.is_terminal() {
-                return Ok(false);
+                return Ok(Some((run.status, false)));
             }
             let end = RunEnd::with_reason(
                 RunStatus::Interrupted,
                 format!("its monitor (pid {pid}) exited without recording an outcome"),
                 s.world.clock.now(),
             );
-            s.world.store.run_settle(run_id, &end, epoch)
+            let settled = s.world.store.run_settle(run_id, &end, epoch)?;
+            Ok(Some((RunStatus::Interrupted, settled)))
         })
         .await;
-        match settled {
-            Ok(true) => warn!(
-                run = run_id,
-                pid, "a monitor died without recording its run; interrupted"
-            ),
-            Ok(false) => {}
+        match ended {
+            Ok(Some((status, settled))) => {
+                if settled {
+                    warn!(
+                        run = run_id,
+                        pid, "a monitor died without recording its run; interrupted"
+                    );
+                }
+                if status == RunStatus::Interrupted {
+                    // Cut while this server serves: it is owed now, not only at the next boot.
+                    shared.runs_cut.notify_one();
+                }
+            }
+            Ok(None) => {}
             Err(e) => {
                 error!(run = run_id, cause = %e.message, "failed to settle a run after its monitor exited")
             }
@@ -274,6 +324,38 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
     wait_terminal(shared, id, &mut events, CANCEL_WAIT).await
 }
 
+/// Cuts every run of this machine that has not ended: each is settled `interrupted`
+/// with `reason` (so it is owed, and resumed after the next start), then its monitor is
+/// told to stop, taking the run's process group down with it.
+pub async fn cut_all(shared: &Arc<Shared>, reason: &str) -> Result<(), ErrorBody> {
+    let epoch = shared.epoch();
+    let machine = shared.world.machine_id.clone();
+    let reason = reason.to_string();
+    let cut = blocking(shared, move |s| {
+        let mut cut = Vec::new();
+        for run in s.world.store.runs_active(&machine)? {
+            let end =
+                RunEnd::with_reason(RunStatus::Interrupted, reason.clone(), s.world.clock.now());
+            if s.world.store.run_settle(run.id, &end, epoch)? {
+                cut.push(run);
+            }
+        }
+        Ok(cut)
+    })
+    .await?;
+    for run in &cut {
+        if let Some((pid, identity)) = &run.monitor
+            && identity::is_alive(*pid, identity)
+            && let Some(pid) = rustix::process::Pid::from_raw(*pid as i32)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        info!(run = run.id, job = %run.job, "cut a run on the way down");
+        let _ = shared.run_events.send(run.id);
+    }
+    Ok(())
+}
+
 /// Returns the run once it is terminal, or as it is after `limit`.
 pub async fn wait_terminal(
     shared: &Arc<Shared>,
@@ -341,7 +423,7 @@ pub async fn reconcile(shared: &Arc<Shared>) {
             for (id, pid, identity) in adopted {
                 info!(run = id, pid, "adopted a running run's monitor");
                 let watch = ProcessWatch::open(pid, Some(&identity));
-                watch_monitor(shared, id, pid, watch);
+                watch_monitor(shared, id, pid, watch, None);
             }
         }
         Err(e) => error!(cause = %e.message, "failed to reconcile runs at boot"),

@@ -10,14 +10,16 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
+use stead_protocol::Trigger;
 use tracing::{debug, error, info, warn};
 
 use super::runs::{self, blocking};
 use super::shared::Shared;
 use crate::clock::rfc3339;
+use crate::jobs::CatchUpPolicy;
 use crate::jobs::JobTiming;
 use crate::jobs::timing::due_fires;
-use crate::store::{NewRun, StoreError, StoredJob};
+use crate::store::{NewRun, StoredJob};
 
 pub async fn run(shared: Arc<Shared>) {
     // At boot nothing was waited for: every fire before now was missed.
@@ -72,31 +74,48 @@ async fn fire_due(
     awake_since: Timestamp,
 ) {
     let handled = job.fired_through.unwrap_or(job.created_at);
-    let due = due_fires(timing, handled, now, awake_since);
-    if due.coalesced > 0 || due.expired {
+    let due = due_fires(
+        timing,
+        handled,
+        now,
+        awake_since,
+        CatchUpPolicy::of(&job.spec),
+    );
+    if due.coalesced > 0 {
         info!(
             job = %job.spec.name,
             coalesced = due.coalesced,
-            expired = due.expired,
-            "fires were missed while stead was not running or the machine slept"
+            "missed fires coalesced into one catch-up run"
         );
     }
-    for (at, trigger) in &due.runs {
+    let new_run = |at: Timestamp, trigger| NewRun {
+        scheduled_at: Some(at),
+        fired_through: Some(at),
+        ..NewRun::of(
+            job,
+            trigger,
+            &shared.world.machine_id,
+            &shared.boot_id,
+            shared.world.clock.now(),
+        )
+    };
+    if let Some(passed) = &due.passed_over {
+        // No fire is lost silently: the ones not run are on the ledger, with why.
         let new = NewRun {
-            job_id: job.id,
-            job: job.spec.name.clone(),
-            trigger: *trigger,
-            scheduled_at: Some(*at),
-            idempotency_key: None,
-            parent_id: None,
-            attempt: 1,
-            machine_id: shared.world.machine_id.clone(),
-            boot_id: shared.boot_id.clone(),
-            concurrency: job.spec.concurrency,
-            created_at: shared.world.clock.now(),
-            fired_through: Some(*at),
+            skip_reason: Some(passed.reason.clone()),
+            ..new_run(passed.latest, Trigger::CatchUp)
         };
         match runs::start(shared, job, new).await {
+            Ok(run) => {
+                info!(job = %job.spec.name, run = run.id, count = passed.count, reason = %passed.reason, "fires passed over")
+            }
+            Err(e) => {
+                error!(job = %job.spec.name, cause = %e.message, "failed to record passed-over fires")
+            }
+        }
+    }
+    for (at, trigger) in &due.runs {
+        match runs::start(shared, job, new_run(*at, *trigger)).await {
             Ok(run) => info!(
                 job = %job.spec.name,
                 run = run.id,
@@ -106,16 +125,6 @@ async fn fire_due(
                 "fired"
             ),
             Err(e) => error!(job = %job.spec.name, cause = %e.message, "failed to record a fire"),
-        }
-    }
-    if due.runs.is_empty() && due.expired {
-        let (id, through, epoch) = (job.id, due.handled_through, shared.epoch());
-        if let Err(e) = blocking(shared, move |s| -> Result<(), StoreError> {
-            s.world.store.job_mark_fired(id, through, epoch)
-        })
-        .await
-        {
-            error!(job = %job.spec.name, cause = %e.message, "failed to record handled fires");
         }
     }
 }

@@ -68,6 +68,8 @@ pub struct Shared {
     pub jobs_changed: Notify,
     /// The id of every run whose row changed (created, started, ended).
     pub run_events: broadcast::Sender<i64>,
+    /// Wakes the resumer: a run was cut while this server serves.
+    pub runs_cut: Notify,
     /// This boot of this machine: runs record it, and a row from another boot was cut
     /// by a reboot.
     pub boot_id: String,
@@ -93,6 +95,7 @@ impl Shared {
             renew_now: Notify::new(),
             jobs_changed: Notify::new(),
             run_events: broadcast::channel(1024).0,
+            runs_cut: Notify::new(),
             boot_id: crate::lifecycle::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
         }
     }

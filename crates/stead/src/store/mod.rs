@@ -50,6 +50,8 @@ pub enum StoreError {
     NoSuchRun(i64),
     #[error("corrupt ledger row: {0}")]
     Row(String),
+    #[error("run {0} was already resumed or resolved")]
+    AlreadyResolved(i64),
 }
 
 /// A job as stored.
@@ -83,6 +85,44 @@ pub struct NewRun {
     /// For a scheduled fire: advance the job's `fired_through` to this instant in the
     /// same transaction, so a fire is handled exactly once.
     pub fired_through: Option<Timestamp>,
+    /// For a resume: the trigger of the run first cut.
+    pub original_trigger: Option<Trigger>,
+    /// For a resume: the interrupted run whose debt this run settles, in the same
+    /// transaction ([`StoreError::AlreadyResolved`] if it was settled already), and a
+    /// note for its resolution.
+    pub resolves: Option<(i64, Option<String>)>,
+    /// Record the run as skipped with this reason (fires a catch-up policy passes over).
+    pub skip_reason: Option<String>,
+}
+
+impl NewRun {
+    /// A first attempt of `job` for `trigger`, created at `now` on this machine and boot;
+    /// callers set the fields that differ (scheduled time, parent, ...).
+    pub fn of(
+        job: &StoredJob,
+        trigger: Trigger,
+        machine_id: &str,
+        boot_id: &str,
+        now: Timestamp,
+    ) -> Self {
+        Self {
+            job_id: job.id,
+            job: job.spec.name.clone(),
+            trigger,
+            scheduled_at: None,
+            idempotency_key: None,
+            parent_id: None,
+            attempt: 1,
+            machine_id: machine_id.to_string(),
+            boot_id: boot_id.to_string(),
+            concurrency: job.spec.concurrency,
+            created_at: now,
+            fired_through: None,
+            original_trigger: None,
+            resolves: None,
+            skip_reason: None,
+        }
+    }
 }
 
 /// What admitting a run did.
@@ -206,4 +246,20 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Notes that a cancel was asked for (the monitor is then signalled).
     fn run_request_cancel(&self, id: i64, now: Timestamp, epoch: i64) -> Result<(), StoreError>;
+
+    /// Interrupted runs of `machine_id` whose debt is not settled, oldest first.
+    fn runs_owed(&self, machine_id: &str) -> Result<Vec<Run>, StoreError>;
+
+    /// Settles an interrupted run's debt without a resume ("not resumed: ..."). Returns
+    /// false if it was already settled.
+    fn run_resolve(
+        &self,
+        id: i64,
+        resolution: &str,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// A receipt proved the interrupted run's work landed: close it as succeeded.
+    fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError>;
 }

@@ -106,7 +106,7 @@ fn a_holder_frozen_mid_shutdown_blocks_no_successor() {
     // Ask it to stop, and freeze it the instant it answers: it is now mid-shutdown.
     let socket = before["socket"].as_str().unwrap();
     let mut conn = Connection::open(socket.as_ref(), Duration::from_secs(5)).unwrap();
-    conn.stop().unwrap();
+    conn.stop(Default::default()).unwrap();
     signal(old_pid, libc::SIGSTOP);
 
     let started = Instant::now();

@@ -6,5 +6,6 @@ mod bad_input;
 mod ensure;
 mod harness;
 mod lifecycle;
+mod recovery;
 mod runs;
 mod scheduler;

@@ -8,58 +8,6 @@ use serde_json::Value;
 
 use crate::harness::*;
 
-/// `stead ARGS --json`, which must succeed, parsed. `--json` goes before a `--`, after
-/// which everything is the job's command.
-fn json(dir: &StateDir, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    let at = all.iter().position(|a| *a == "--").unwrap_or(all.len());
-    all.insert(at, "--json");
-    let out = dir.run(&all);
-    assert!(
-        out.status.success(),
-        "stead {args:?} failed: {}\n{}",
-        text(&out.stderr),
-        dir.log()
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
-}
-
-fn add_job(dir: &StateDir, name: &str, extra: &[&str], script: &str) {
-    let mut args = vec!["job", "add", name];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&["--shell", "--", script]);
-    json(dir, &args);
-}
-
-fn run_of(dir: &StateDir, id: i64) -> Value {
-    json(dir, &["show", &id.to_string()])
-}
-
-fn wait_status(dir: &StateDir, id: i64, status: &str) -> Value {
-    let mut last = Value::Null;
-    wait_until(&format!("run {id} is {status}"), || {
-        last = run_of(dir, id);
-        last["status"] == status
-    });
-    last
-}
-
-/// Live `sleep MARKER` processes.
-fn processes_with(marker: &str) -> usize {
-    let wanted = format!("sleep\0{marker}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).ends_with(&wanted))
-                .unwrap_or(false)
-        })
-        .filter(|e| is_alive(e.file_name().to_string_lossy().parse().unwrap()))
-        .count()
-}
-
 #[test]
 fn an_on_demand_run_waits_logs_and_sees_its_environment() {
     let dir = StateDir::new();

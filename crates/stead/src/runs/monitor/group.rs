@@ -6,7 +6,7 @@
 //! may still signal it: a pid is never handed out while a group of that id exists.
 
 use std::os::fd::OwnedFd;
-use std::process::{Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 
 use rustix::process::{Pid, Signal};
 
@@ -18,12 +18,14 @@ pub struct Started {
     pub leader: Pid,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
+    /// Its stdin, when the command was set up with a pipe there.
+    pub stdin: Option<ChildStdin>,
 }
 
-/// Starts the plan's command in a new process group, stdin from /dev/null and output to
-/// non-blocking pipes. The error is the reason, worded for the run's record.
-pub fn spawn(plan: &MonitorPlan) -> Result<Started, String> {
-    let Some((program, args)) = plan.argv.split_first() else {
+/// `argv` as the plan runs its commands: with the plan's environment and working
+/// directory, stdin from /dev/null. The error is the reason, worded for the run's record.
+pub fn command(plan: &MonitorPlan, argv: &[String]) -> Result<Command, String> {
+    let Some((program, args)) = argv.split_first() else {
         return Err("the command is empty".into());
     };
     // The error of a failed chdir in the child reads like a missing program; name the
@@ -41,16 +43,21 @@ pub fn spawn(plan: &MonitorPlan) -> Result<Started, String> {
         }
     }
     let mut cmd = Command::new(program);
-    cmd.args(args)
-        .envs(&plan.env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.args(args).envs(&plan.env).stdin(Stdio::null());
     if let Some(cwd) = &plan.cwd {
         cmd.current_dir(cwd);
     }
-    let mut child = cmd.spawn().map_err(|e| format!("{program}: {e}"))?;
+    Ok(cmd)
+}
+
+/// Starts `cmd` in a new process group, its output to non-blocking pipes. The error is
+/// the reason, worded for the run's record.
+pub fn spawn(cmd: &mut Command) -> Result<Started, String> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("{}: {e}", cmd.get_program().to_string_lossy()))?;
     let leader = Pid::from_child(&child);
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         unreachable!("both streams were asked for as pipes");
@@ -66,6 +73,7 @@ pub fn spawn(plan: &MonitorPlan) -> Result<Started, String> {
         leader,
         stdout,
         stderr,
+        stdin: child.stdin.take(),
     })
 }
 

@@ -1,20 +1,26 @@
 //! The per-run monitor (`stead monitor`): one small process per run that marks the run
-//! running, runs its command in a process group of its own, copies its output to the
-//! run's log, enforces its timeout, obeys cancel, kills whatever the command leaves
-//! behind, and records how the run ended.
+//! running, runs its command in a process group of its own (then, should it genuinely
+//! fail, its alternatives), copies its output to the run's log, enforces its timeout,
+//! obeys cancel, kills whatever the command leaves behind, records how the run ended,
+//! and after a genuine failure runs the failure hook.
 //!
 //! The server starts it detached in a session of its own, with the [`MonitorPlan`] as
 //! JSON on stdin. Signals to the monitor: SIGUSR1 cancels the run; SIGTERM, SIGINT or
 //! SIGHUP stop the monitor, which stops the command first and records the run as
-//! `interrupted`. The design is in `docs/ledger.md`.
+//! `interrupted`; once the run is recorded, either kind stops the failure hook instead.
+//! The design is in `docs/ledger.md`.
 //!
 //! - [`signals`]: signal handlers feeding a self-pipe;
 //! - [`group`]: the command's process group;
 //! - [`reap`]: exit statuses and reaping;
 //! - [`log`]: the capped log file;
-//! - [`watch`]: the event loop.
+//! - [`watch`]: the event loop;
+//! - [`chain`]: the command and its alternatives;
+//! - [`hook`]: the failure hook.
 
+mod chain;
 mod group;
+mod hook;
 mod log;
 mod reap;
 mod signals;
@@ -26,6 +32,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use stead_protocol::RunStatus;
 
+use self::chain::Chained;
 use self::log::Log;
 use self::signals::SignalPipe;
 use self::watch::Stop;
@@ -62,6 +69,15 @@ pub enum Outcome {
 
 /// Entry point of `stead monitor`: reads the plan from stdin, opens the ledger, runs.
 /// Exits 0 once the run is settled, 1 when the ledger could not be written.
+/// Closes stdout, which the server that started this monitor holds the other end of:
+/// the pipe closing tells it at once that the run's end is on the ledger, even while a
+/// failure hook keeps this process alive.
+fn announce_end() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = rustix::stdio::dup2_stdout(&null);
+    }
+}
+
 pub fn main() -> i32 {
     let mut input = String::new();
     let plan = match std::io::stdin()
@@ -121,44 +137,80 @@ pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
             return Outcome::Unrecorded { end: None, error };
         }
     }
-    let end = execute(plan, signals);
-    match with_retry(|| recorder.finish(plan.run_id, &end)) {
-        Ok(recorded) => Outcome::Ended { end, recorded },
+    let (chained, session) = match Session::open(plan, signals) {
+        Ok(mut session) => (session.execute(plan), Some(session)),
+        Err(end) => (Chained { end, halted: None }, None),
+    };
+    let finished = with_retry(|| recorder.finish(plan.run_id, &chained.end));
+    announce_end();
+    match finished {
+        Ok(recorded) => {
+            // Only once the end is recorded, so that the hook reads the final run; and
+            // only by the monitor that recorded it.
+            if recorded && let Some(mut session) = session {
+                hook::after(
+                    plan,
+                    recorder,
+                    &chained,
+                    &mut session.signals,
+                    &mut session.log,
+                );
+            }
+            Outcome::Ended {
+                end: chained.end,
+                recorded,
+            }
+        }
         Err(error) => {
             log::note_at(
                 &plan.log_path,
                 &format!("failed to record the run's end: {error}"),
             );
             Outcome::Unrecorded {
-                end: Some(end),
+                end: Some(chained.end),
                 error,
             }
         }
     }
 }
 
-/// Starts the command and watches it to its end; every failure becomes the run's end.
-fn execute(plan: &MonitorPlan, signals: std::io::Result<SignalPipe>) -> RunEnd {
-    let mut log = match Log::open(&plan.log_path, plan.log_max_bytes) {
-        Ok(log) => log,
-        Err(e) => {
-            let detail = format!("cannot open the log {}: {e}", plan.log_path.display());
-            return failed_to_start(None, &detail);
+/// The log and the signals, for the commands and the failure hook.
+struct Session {
+    signals: SignalPipe,
+    log: Log,
+}
+
+impl Session {
+    /// Opens the log and takes the signals; when either fails, that is the run's end.
+    fn open(plan: &MonitorPlan, signals: std::io::Result<SignalPipe>) -> Result<Self, RunEnd> {
+        let mut log = match Log::open(&plan.log_path, plan.log_max_bytes) {
+            Ok(log) => log,
+            Err(e) => {
+                let detail = format!("cannot open the log {}: {e}", plan.log_path.display());
+                return Err(failed_to_start(None, &detail));
+            }
+        };
+        match signals {
+            Ok(signals) => Ok(Self { signals, log }),
+            Err(e) => Err(failed_to_start(
+                Some(&mut log),
+                &format!("cannot handle signals: {e}"),
+            )),
         }
-    };
-    let mut signals = match signals {
-        Ok(signals) => signals,
-        Err(e) => return failed_to_start(Some(&mut log), &format!("cannot handle signals: {e}")),
-    };
-    // A cancel or stop that arrived while the run was being marked: start nothing.
-    if let Some(stop) = signals.take().into_iter().find_map(Stop::from_signal) {
-        let reason = format!("{} before it started", stop.reason(plan));
-        log.note(&reason);
-        return RunEnd::with_reason(stop.status(), reason, Timestamp::now());
     }
-    match group::spawn(plan) {
-        Ok(started) => watch::watch(plan, started, &mut signals, &mut log),
-        Err(detail) => failed_to_start(Some(&mut log), &detail),
+
+    /// Runs the command (and its alternatives) to the run's end.
+    fn execute(&mut self, plan: &MonitorPlan) -> Chained {
+        // A cancel or stop that arrived while the run was being marked: start nothing.
+        if let Some(stop) = self.signals.take().into_iter().find_map(Stop::from_signal) {
+            let reason = format!("{} before it started", stop.reason());
+            self.log.note(&reason);
+            return Chained {
+                end: RunEnd::with_reason(stop.status(), reason, Timestamp::now()),
+                halted: Some(stop),
+            };
+        }
+        chain::run(plan, &mut self.signals, &mut self.log)
     }
 }
 

@@ -1,11 +1,12 @@
 //! The event loop that watches a started command until its process group is gone, and
-//! the [`RunEnd`] it comes to.
+//! the [`RunEnd`] it comes to. The run's command, each alternative and the failure hook
+//! are all watched by it, each within its [`Limits`].
 //!
 //! One thread, one `poll` over the command's stdout and stderr and the signal pipe,
-//! sleeping until the next deadline: the run's timeout, a due SIGKILL, a check on the
-//! group, or the end of the final drain. Stopping the command (cancel, timeout, the
-//! monitor itself being stopped) is always the same escalation on the whole group:
-//! SIGTERM, then SIGKILL after the plan's grace if anything in it is still alive.
+//! sleeping until the next deadline: the timeout, a due SIGKILL, a check on the group,
+//! or the end of the final drain. Stopping the command (cancel, timeout, the monitor
+//! itself being stopped) is always the same escalation on the whole group: SIGTERM,
+//! then SIGKILL after the grace if anything in it is still alive.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -19,7 +20,7 @@ use super::group::{self, Started};
 use super::log::Log;
 use super::reap::{self, ChildExit};
 use super::signals::SignalPipe;
-use crate::runs::{MonitorPlan, RunEnd};
+use crate::runs::RunEnd;
 
 /// How long to wait for the output pipes to close once the group is gone: a descendant
 /// that escaped the group (setsid) may hold them open indefinitely.
@@ -42,7 +43,8 @@ pub enum Stop {
     Cancelled,
     /// The monitor itself received this signal.
     Interrupted(i32),
-    TimedOut,
+    /// The timeout, in milliseconds, ran out.
+    TimedOut(u64),
 }
 
 impl Stop {
@@ -59,21 +61,24 @@ impl Stop {
         match self {
             Stop::Cancelled => RunStatus::Cancelled,
             Stop::Interrupted(_) => RunStatus::Interrupted,
-            Stop::TimedOut => RunStatus::Failed,
+            Stop::TimedOut(_) => RunStatus::Failed,
         }
     }
 
-    pub fn reason(self, plan: &MonitorPlan) -> String {
+    /// Whether the stop cuts the job short by stead's own lifecycle (cancel, the monitor
+    /// being stopped), as opposed to a timeout, which is the job's own failure.
+    pub fn is_cut(self) -> bool {
+        !matches!(self, Stop::TimedOut(_))
+    }
+
+    pub fn reason(self) -> String {
         match self {
             Stop::Cancelled => "cancelled".into(),
             Stop::Interrupted(sig) => format!(
                 "interrupted: the monitor received {}",
                 reap::signal_name(sig)
             ),
-            Stop::TimedOut => format!(
-                "timed out after {}",
-                readable(plan.timeout_ms.unwrap_or_default())
-            ),
+            Stop::TimedOut(ms) => format!("timed out after {}", readable(ms)),
         }
     }
 }
@@ -86,26 +91,63 @@ fn readable(ms: u64) -> String {
     }
 }
 
-/// Watches `started` to the end: copies its output to `log`, enforces the plan's
-/// timeout, obeys the signals, kills what is left of its group, and reaps.
+/// What bounds a watched command: a timeout, and the grace between SIGTERM and SIGKILL.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// When the command times out, in wall time, with the timeout in milliseconds. Fixed
+    /// once, so that a run's alternatives share its timeout.
+    deadline: Option<(Timestamp, u64)>,
+    kill_grace: Duration,
+}
+
+impl Limits {
+    /// A timeout of `timeout_ms` (if any) counted from now, and a grace of `kill_grace_ms`.
+    pub fn from_now(timeout_ms: Option<u64>, kill_grace_ms: u64) -> Self {
+        let deadline = timeout_ms.map(|ms| {
+            let at = Timestamp::now()
+                .checked_add(Duration::from_millis(ms))
+                .unwrap_or(Timestamp::MAX);
+            (at, ms)
+        });
+        Self {
+            deadline,
+            kill_grace: Duration::from_millis(kill_grace_ms),
+        }
+    }
+
+    /// The timeout's stop, once the deadline has passed.
+    pub fn expired(&self) -> Option<Stop> {
+        let (at, ms) = self.deadline?;
+        (Timestamp::now() >= at).then_some(Stop::TimedOut(ms))
+    }
+}
+
+/// How a watched command ended.
+#[derive(Debug)]
+pub struct Watched {
+    pub end: RunEnd,
+    /// Why the monitor stopped the command, if it did; `end` then says so.
+    pub stop: Option<Stop>,
+    /// A stop asked for once the command had exited by itself: too late to change how it
+    /// ended, but nothing more may be started.
+    pub late: Option<Stop>,
+}
+
+/// Watches `started` to the end: copies its output to `log`, enforces the timeout of
+/// `limits`, obeys the signals, kills what is left of its group, and reaps.
 pub fn watch(
-    plan: &MonitorPlan,
+    limits: &Limits,
     started: Started,
     signals: &mut SignalPipe,
     log: &mut Log,
-) -> RunEnd {
-    let deadline = plan.timeout_ms.map(|ms| {
-        Timestamp::now()
-            .checked_add(Duration::from_millis(ms))
-            .unwrap_or(Timestamp::MAX)
-    });
+) -> Watched {
     let mut watch = Watch {
-        plan,
+        limits: *limits,
         leader: started.leader,
         pipes: [Some(started.stdout), Some(started.stderr)],
-        deadline,
         exit: None,
         stop: None,
+        late: None,
         leftovers: 0,
         kill_at: None,
         recheck_at: None,
@@ -124,19 +166,23 @@ pub fn watch(
         watch.on_time();
     };
     reap::reap_all();
-    watch.end(exit)
+    Watched {
+        end: watch.end(exit),
+        stop: watch.stop,
+        late: watch.late,
+    }
 }
 
-struct Watch<'a> {
-    plan: &'a MonitorPlan,
+struct Watch {
+    limits: Limits,
     leader: Pid,
     /// stdout and stderr, until each reaches end of file.
     pipes: [Option<OwnedFd>; 2],
-    /// The run's timeout, in wall time.
-    deadline: Option<Timestamp>,
     /// The leader's exit, once it has exited (it stays unreaped until the end).
     exit: Option<ChildExit>,
     stop: Option<Stop>,
+    /// A stop asked for after the leader had exited by itself.
+    late: Option<Stop>,
     /// Processes still alive in the group when the leader exited by itself.
     leftovers: usize,
     /// When SIGKILL is due, once the group has been sent SIGTERM.
@@ -149,7 +195,7 @@ struct Watch<'a> {
     drain_until: Option<Instant>,
 }
 
-impl Watch<'_> {
+impl Watch {
     /// The leader's exit, once the group is empty and the output drained (or the drain
     /// ran out of time).
     fn finished(&mut self) -> Option<ChildExit> {
@@ -174,9 +220,10 @@ impl Watch<'_> {
     fn next_wake(&self) -> Option<Duration> {
         let now = Instant::now();
         let timeout = self
+            .limits
             .deadline
             .filter(|_| self.exit.is_none() && self.stop.is_none());
-        let timeout = timeout.map(|at| {
+        let timeout = timeout.map(|(at, _)| {
             let left = at.duration_since(Timestamp::now());
             Duration::try_from(left)
                 .unwrap_or(Duration::ZERO)
@@ -268,16 +315,23 @@ impl Watch<'_> {
         if self.exit.is_none() && self.stop.is_none() {
             self.stop = Some(stop);
             self.terminate();
-        } else if self.kill_at.is_some() {
-            // Asked again while the group is being stopped: skip the rest of the grace.
+            return;
+        }
+        if self.stop.is_none() {
+            self.late.get_or_insert(stop);
+        }
+        if self.kill_at.is_some() {
+            // Asked while the group is being stopped: skip the rest of the grace.
             self.kill();
         }
     }
 
     fn on_time(&mut self) {
-        let timed_out = self.deadline.is_some_and(|at| Timestamp::now() >= at);
-        if timed_out && self.exit.is_none() && self.stop.is_none() {
-            self.request_stop(Stop::TimedOut);
+        if self.exit.is_none()
+            && self.stop.is_none()
+            && let Some(stop) = self.limits.expired()
+        {
+            self.request_stop(stop);
         }
         if self.kill_at.is_some_and(|at| Instant::now() >= at) {
             self.kill();
@@ -286,7 +340,7 @@ impl Watch<'_> {
 
     fn terminate(&mut self) {
         group::signal(self.leader, Signal::TERM);
-        self.kill_at = Some(Instant::now() + Duration::from_millis(self.plan.kill_grace_ms));
+        self.kill_at = Some(Instant::now() + self.limits.kill_grace);
     }
 
     fn kill(&mut self) {
@@ -312,12 +366,12 @@ impl Watch<'_> {
             // A timed-out command may have died of SIGTERM or SIGKILL, or exited on its
             // own while being stopped: worth recording. A cancel or an interruption is
             // stead's own doing, and how the command then died says nothing more.
-            (Some(Stop::TimedOut), exit) => RunEnd {
+            (Some(stop @ Stop::TimedOut(_)), exit) => RunEnd {
                 exit_code: exit.code(),
                 signal: exit.signal(),
-                ..RunEnd::with_reason(RunStatus::Failed, Stop::TimedOut.reason(self.plan), now)
+                ..RunEnd::with_reason(RunStatus::Failed, stop.reason(), now)
             },
-            (Some(stop), _) => RunEnd::with_reason(stop.status(), stop.reason(self.plan), now),
+            (Some(stop), _) => RunEnd::with_reason(stop.status(), stop.reason(), now),
         };
         if self.leftovers > 0 {
             let plural = if self.leftovers == 1 { "" } else { "es" };

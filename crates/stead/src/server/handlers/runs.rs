@@ -25,20 +25,13 @@ pub async fn now(shared: &Arc<Shared>, params: RunNow) -> HandlerResult {
                 format!("no job named {:?}", params.job),
             )
         })?;
-    let new = NewRun {
-        job_id: job.id,
-        job: job.spec.name.clone(),
-        trigger: Trigger::OnDemand,
-        scheduled_at: None,
-        idempotency_key: None,
-        parent_id: None,
-        attempt: 1,
-        machine_id: shared.world.machine_id.clone(),
-        boot_id: shared.boot_id.clone(),
-        concurrency: job.spec.concurrency,
-        created_at: shared.world.clock.now(),
-        fired_through: None,
-    };
+    let new = NewRun::of(
+        &job,
+        Trigger::OnDemand,
+        &shared.world.machine_id,
+        &shared.boot_id,
+        shared.world.clock.now(),
+    );
     to_value(runs::start(shared, &job, new).await?)
 }
 

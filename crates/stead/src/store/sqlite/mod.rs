@@ -36,6 +36,7 @@ use crate::runs::{RunEnd, RunRecorder};
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_server_lease.sql"),
     include_str!("migrations/002_jobs_and_runs.sql"),
+    include_str!("migrations/003_resolutions.sql"),
 ];
 
 /// How long a statement waits for another process's write lock before failing.
@@ -132,6 +133,14 @@ fn migrate(path: &Path, conn: &mut Connection) -> Result<(), StoreError> {
         path: path.to_path_buf(),
         detail,
     };
+    // Every monitor opens the ledger on a run's way to exec: read the version without a
+    // write lock first, and take one only when there is something to migrate.
+    let current: usize = conn
+        .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+        .map_err(|e| classify(path, e))? as usize;
+    if current == known {
+        return Ok(());
+    }
     loop {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -421,6 +430,24 @@ impl Store for SqliteStore {
     fn run_request_cancel(&self, id: i64, now: Timestamp, epoch: i64) -> Result<(), StoreError> {
         self.write(Some(epoch), |tx| runs::request_cancel(tx, id, now))
     }
+
+    fn runs_owed(&self, machine_id: &str) -> Result<Vec<Run>, StoreError> {
+        runs::owed(&self.conn(), machine_id)
+    }
+
+    fn run_resolve(
+        &self,
+        id: i64,
+        resolution: &str,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<bool, StoreError> {
+        self.write(Some(epoch), |tx| runs::resolve(tx, id, resolution, now))
+    }
+
+    fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError> {
+        self.write(Some(epoch), |tx| runs::land(tx, id, now))
+    }
 }
 
 /// The monitor's writes. Not fenced by the server's epoch: the monitor is the authority
@@ -440,6 +467,10 @@ impl RunRecorder for SqliteStore {
 
     fn finish(&self, run_id: i64, end: &RunEnd) -> Result<bool, StoreError> {
         self.write(None, |tx| runs::finish(tx, run_id, end))
+    }
+
+    fn run(&self, run_id: i64) -> Result<Option<Run>, StoreError> {
+        runs::get(&self.conn(), run_id)
     }
 }
 

@@ -17,7 +17,7 @@ use crate::store::{ActiveRun, Admission, NewRun, PlanFn, StoreError};
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
-    started_at_ms, ended_at_ms, log_path";
+    started_at_ms, ended_at_ms, log_path, original_trigger, resolution";
 
 /// The most rows one `run_list` returns.
 pub const MAX_LIST: u32 = 10_000;
@@ -49,6 +49,7 @@ fn time(ms: Option<i64>) -> Option<String> {
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
     let trigger: String = row.get(2)?;
     let status: String = row.get(3)?;
+    let original: Option<String> = row.get(18)?;
     let run = (|| -> Result<Run, StoreError> {
         Ok(Run {
             id: row.get(0)?,
@@ -69,6 +70,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
             started_at: time(row.get(15)?),
             ended_at: time(row.get(16)?),
             log_path: row.get(17)?,
+            original_trigger: original.as_deref().map(trigger_from).transpose()?,
+            resolution: row.get(19)?,
         })
     })();
     Ok(run)
@@ -85,27 +88,46 @@ pub fn get(conn: &Connection, id: i64) -> Result<Option<Run>, StoreError> {
 }
 
 pub fn list(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
-    let limit = filter.limit.unwrap_or(DEFAULT_LIST).min(MAX_LIST);
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM runs
-         WHERE (?1 IS NULL OR job = ?1) AND (?2 IS NULL OR status = ?2)
-           AND (?3 IS NULL OR id < ?3)
-         ORDER BY id DESC LIMIT ?4"
-    ))?;
-    let rows = stmt.query_map(
-        params![
-            filter.job,
-            filter.status.map(RunStatus::as_str),
-            filter.before_id,
-            limit
-        ],
-        from_row,
-    )?;
+    let (sql, values) = list_query(filter);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(values), from_row)?;
     let mut runs = Vec::new();
     for row in rows {
         runs.push(row??);
     }
     Ok(runs)
+}
+
+/// The statement and values of a listing.
+pub(super) fn list_query(filter: &RunFilter) -> (String, Vec<rusqlite::types::Value>) {
+    let limit = filter.limit.unwrap_or(DEFAULT_LIST).min(MAX_LIST);
+    // Only the conditions given, so SQLite can pick `runs_by_job` or `runs_by_status`
+    // (an `(? IS NULL OR col = ?)` form hides them and scans the whole ledger).
+    let mut conditions = Vec::new();
+    let mut values: Vec<rusqlite::types::Value> = Vec::new();
+    if let Some(job) = &filter.job {
+        values.push(job.clone().into());
+        conditions.push(format!("job = ?{}", values.len()));
+    }
+    if let Some(status) = filter.status {
+        values.push(status.as_str().to_string().into());
+        conditions.push(format!("status = ?{}", values.len()));
+    }
+    if let Some(before) = filter.before_id {
+        values.push(before.into());
+        conditions.push(format!("id < ?{}", values.len()));
+    }
+    values.push(i64::from(limit).into());
+    let clause = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conditions.join(" AND "))
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM runs {clause} ORDER BY id DESC LIMIT ?{}",
+        values.len()
+    );
+    (sql, values)
 }
 
 fn active_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ActiveRun, StoreError>> {
@@ -171,6 +193,8 @@ pub fn admit(
         )),
         _ => None,
     };
+    // A fire passed over by the catch-up policy is recorded as skipped, with why.
+    let skip_reason = new.skip_reason.clone().or(skip_reason);
     let (status, ended_at_ms) = match skip_reason {
         Some(_) => (RunStatus::Skipped, Some(now_ms)),
         None => (RunStatus::Queued, None),
@@ -178,8 +202,8 @@ pub fn admit(
     tx.prepare_cached(
         "INSERT INTO runs (job_id, job, trigger, scheduled_at_ms, idempotency_key, parent_id,
              attempt, machine_id, boot_id, status, reason, created_at_ms, ended_at_ms,
-             log_path, plan, epoch)
-         VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, '', '{}', ?13)",
+             log_path, plan, epoch, original_trigger)
+         VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, '', '{}', ?13, ?14)",
     )?
     .execute(params![
         new.job_id,
@@ -194,9 +218,21 @@ pub fn admit(
         skip_reason,
         now_ms,
         ended_at_ms,
-        epoch
+        epoch,
+        new.original_trigger.map(Trigger::as_str)
     ])?;
     let id = tx.last_insert_rowid();
+    if let Some((parent, note)) = &new.resolves {
+        // The parent's debt is settled by this very row, in this transaction: a second
+        // server (or boot) that tries the same finds it resolved and its insert undone.
+        let resolution = match note {
+            Some(note) => format!("resumed as run {id} ({note})"),
+            None => format!("resumed as run {id}"),
+        };
+        if !resolve(tx, *parent, &resolution, new.created_at)? {
+            return Err(StoreError::AlreadyResolved(*parent));
+        }
+    }
     let key = new
         .idempotency_key
         .clone()
@@ -247,6 +283,47 @@ pub fn request_cancel(tx: &Transaction<'_>, id: i64, now: Timestamp) -> Result<(
         params![id, to_ms(now)],
     )?;
     Ok(())
+}
+
+/// Interrupted runs of `machine_id` whose debt is not settled yet, oldest first.
+pub fn owed(conn: &Connection, machine_id: &str) -> Result<Vec<Run>, StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM runs
+         WHERE status = 'interrupted' AND resolution IS NULL AND machine_id = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([machine_id], from_row)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row??);
+    }
+    Ok(runs)
+}
+
+/// Settles an interrupted run's debt, once.
+pub fn resolve(
+    tx: &Transaction<'_>,
+    id: i64,
+    resolution: &str,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE runs SET resolution = ?2, resolved_at_ms = ?3
+         WHERE id = ?1 AND status = 'interrupted' AND resolution IS NULL",
+        params![id, resolution, to_ms(now)],
+    )?;
+    Ok(n == 1)
+}
+
+/// A receipt proved an interrupted run's work landed: it is closed as succeeded. The one
+/// transition out of a terminal status, and only while the debt is unsettled.
+pub fn land(tx: &Transaction<'_>, id: i64, now: Timestamp) -> Result<bool, StoreError> {
+    const LANDED: &str = "landed, proven by receipt";
+    let n = tx.execute(
+        "UPDATE runs SET status = 'succeeded', reason = ?2, resolution = ?2, resolved_at_ms = ?3
+         WHERE id = ?1 AND status = 'interrupted' AND resolution IS NULL",
+        params![id, LANDED, to_ms(now)],
+    )?;
+    Ok(n == 1)
 }
 
 /// Ends a run that has not ended. The status guard makes it happen at most once.

@@ -56,24 +56,16 @@ fn job(l: &Ledger, name: &str, concurrency: Concurrency) -> StoredJob {
         timeout: None,
         concurrency,
         enabled: true,
+        ..JobSpec::default()
     };
     l.store.job_insert(&spec, now(), l.epoch).unwrap()
 }
 
 fn new_run(job: &StoredJob, trigger: Trigger, scheduled_at: Option<Timestamp>) -> NewRun {
     NewRun {
-        job_id: job.id,
-        job: job.spec.name.clone(),
-        trigger,
         scheduled_at,
-        idempotency_key: None,
-        parent_id: None,
-        attempt: 1,
-        machine_id: "m".into(),
-        boot_id: "b".into(),
-        concurrency: job.spec.concurrency,
-        created_at: now(),
         fired_through: scheduled_at,
+        ..NewRun::of(job, trigger, "m", "b", now())
     }
 }
 
@@ -88,6 +80,8 @@ fn plan(id: i64, log: &Path, _key: &str) -> MonitorPlan {
         kill_grace_ms: 0,
         log_path: log.to_path_buf(),
         log_max_bytes: 0,
+        alternatives: Vec::new(),
+        on_failure: None,
     }
 }
 
@@ -265,4 +259,36 @@ fn active_runs_are_this_machines_and_listing_filters() {
         .unwrap();
     assert_eq!(queued.len(), 1);
     assert!(queued[0].id > mine, "newest first");
+}
+
+#[test]
+fn filtered_listings_use_their_indexes() {
+    let l = ledger();
+    let conn = l.store.conn();
+    for (filter, index) in [
+        (
+            RunFilter {
+                job: Some("a".into()),
+                ..Default::default()
+            },
+            "runs_by_job",
+        ),
+        (
+            RunFilter {
+                status: Some(RunStatus::Failed),
+                limit: Some(5),
+                ..Default::default()
+            },
+            "runs_by_status",
+        ),
+    ] {
+        let (sql, values) = super::runs::list_query(&filter);
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(rusqlite::params_from_iter(values), |r| r.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(plan.iter().any(|p| p.contains(index)), "{plan:?}");
+    }
 }

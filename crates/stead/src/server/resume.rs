@@ -1,0 +1,213 @@
+//! Resuming cut runs: once the server serves and the resume delay has passed, every
+//! interrupted run of this machine whose debt is unsettled is settled exactly once.
+//!
+//! The decision is [`crate::runs::resume::decide`]; this module carries it out: ask the
+//! job's landed check when it has one, then resume (a new run with trigger `resume`, the
+//! parent's idempotency key and original trigger), close the run as landed, or record
+//! why it is not resumed. Resuming writes the new row and settles the parent in one
+//! transaction, so two servers (or two quick boots) never resume a run twice.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use stead_protocol::{Run, Trigger};
+use tracing::{error, info, warn};
+
+use super::runs::{self, blocking};
+use super::shared::Shared;
+use crate::runs::resume::{self, Decision, Receipt};
+use crate::store::{NewRun, StoreError, StoredJob};
+
+/// How long a landed check may take before its answer counts as unknown.
+const RECEIPT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A pass after the resume delay, then one more (after the delay again) whenever a run
+/// is cut while this server serves, until it stops.
+pub async fn run(shared: Arc<Shared>) {
+    loop {
+        tokio::select! {
+            () = shared.stop.cancelled() => return,
+            () = tokio::time::sleep(shared.world.config.timings.resume_delay) => {}
+        }
+        pass(&shared).await;
+        tokio::select! {
+            () = shared.stop.cancelled() => return,
+            () = shared.runs_cut.notified() => {}
+        }
+    }
+}
+
+async fn pass(shared: &Arc<Shared>) {
+    let machine = shared.world.machine_id.clone();
+    let owed = match blocking(shared, move |s| s.world.store.runs_owed(&machine)).await {
+        Ok(owed) => owed,
+        Err(e) => {
+            error!(cause = %e.message, "failed to read the runs owed after a cut");
+            return;
+        }
+    };
+    let count = owed.len();
+    for run in owed {
+        if shared.stop.is_cancelled() {
+            return;
+        }
+        settle(shared, run).await;
+    }
+    info!(owed = count, "settled the runs owed after a cut");
+}
+
+async fn settle(shared: &Arc<Shared>, run: Run) {
+    let name = run.job.clone();
+    let job = match blocking(shared, move |s| s.world.store.job_get(&name)).await {
+        Ok(job) => job,
+        Err(e) => {
+            error!(run = run.id, cause = %e.message, "failed to read a cut run's job");
+            return;
+        }
+    };
+    let now = shared.world.clock.now();
+    let max_age = SignedDuration::try_from(shared.world.config.timings.resume_max_age)
+        .unwrap_or(SignedDuration::MAX);
+    let decision = resume::decide(
+        &run,
+        job.as_ref().map(|j| &j.spec),
+        &shared.world.machine_id,
+        now,
+        max_age,
+    );
+    let epoch = shared.epoch();
+    let (id, at) = (run.id, now);
+    match decision {
+        Decision::Leave => {}
+        Decision::Decline(reason) => {
+            info!(run = id, %reason, "a cut run is not resumed");
+            if let Err(e) = blocking(shared, move |s| {
+                s.world.store.run_resolve(id, &reason, at, epoch)
+            })
+            .await
+            {
+                error!(run = id, cause = %e.message, "failed to record why a run is not resumed");
+            }
+        }
+        Decision::Resume { check_receipt } => {
+            let job = job.expect("a resume decision has a job");
+            let note = if check_receipt {
+                match check(shared, &run, &job).await {
+                    Receipt::Landed => {
+                        info!(run = id, "a cut run landed, proven by its receipt");
+                        if let Err(e) =
+                            blocking(shared, move |s| s.world.store.run_land(id, at, epoch)).await
+                        {
+                            error!(run = id, cause = %e.message, "failed to close a landed run");
+                        }
+                        let _ = shared.run_events.send(id);
+                        return;
+                    }
+                    Receipt::NotLanded => Some("its receipt says the work did not land".into()),
+                    Receipt::Unknown(why) => Some(format!(
+                        "{why}; resumed anyway: a duplicate is the lesser loss beside a missing run"
+                    )),
+                }
+            } else {
+                None
+            };
+            resume(shared, &run, &job, note).await;
+        }
+    }
+}
+
+async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<String>) {
+    let scheduled_at = run
+        .scheduled_at
+        .as_deref()
+        .and_then(|s| s.parse::<Timestamp>().ok());
+    let new = NewRun {
+        scheduled_at,
+        idempotency_key: Some(run.idempotency_key.clone()),
+        parent_id: Some(run.id),
+        attempt: run.attempt + 1,
+        original_trigger: Some(run.trigger),
+        resolves: Some((run.id, note)),
+        ..NewRun::of(
+            job,
+            Trigger::Resume,
+            &shared.world.machine_id,
+            &shared.boot_id,
+            shared.world.clock.now(),
+        )
+    };
+    match runs::start(shared, job, new).await {
+        Ok(resumed) => info!(run = run.id, resumed = resumed.id, "resumed a cut run"),
+        Err(e) if e.message == StoreError::AlreadyResolved(run.id).to_string() => {
+            info!(run = run.id, "already resumed by another server");
+        }
+        Err(e) => error!(run = run.id, cause = %e.message, "failed to resume a cut run"),
+    }
+    let _ = shared.run_events.send(run.id);
+}
+
+/// Runs the job's landed check for the cut run, its output appended to that run's log.
+async fn check(shared: &Arc<Shared>, run: &Run, job: &StoredJob) -> Receipt {
+    let script = job.spec.landed_check.as_deref().unwrap_or_default();
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(script)
+        .envs(&job.spec.env)
+        .env("STEAD_RUN_ID", run.id.to_string())
+        .env("STEAD_JOB", &run.job)
+        .env("STEAD_TRIGGER", run.trigger.as_str())
+        .env(
+            "STEAD_SCHEDULED_AT",
+            run.scheduled_at.as_deref().unwrap_or(""),
+        )
+        .env("STEAD_IDEMPOTENCY_KEY", &run.idempotency_key)
+        .env("STEAD_ATTEMPT", run.attempt.to_string())
+        .env("STEAD_STATE_DIR", shared.world.paths.dir())
+        .stdin(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &job.spec.cwd {
+        command.current_dir(cwd);
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&run.log_path);
+    match &log {
+        Ok(file) => {
+            let (out, err) = (file.try_clone(), file.try_clone());
+            if let (Ok(out), Ok(err)) = (out, err) {
+                command.stdout(out).stderr(err);
+            }
+        }
+        Err(_) => {
+            command.stdout(Stdio::null()).stderr(Stdio::null());
+        }
+    }
+    if let Ok(mut file) = log {
+        // One short line: not worth a blocking-pool hop.
+        let _ = std::io::Write::write_all(
+            &mut file,
+            b"\n[stead: checking the receipt before resuming]\n",
+        );
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return Receipt::Unknown(format!("the landed check could not start: {e}")),
+    };
+    let pgid = child.id();
+    match tokio::time::timeout(RECEIPT_TIMEOUT, child.wait()).await {
+        Ok(Ok(status)) => Receipt::from_exit(status.code(), &status.to_string()),
+        Ok(Err(e)) => Receipt::Unknown(format!("the landed check failed: {e}")),
+        Err(_) => {
+            if let Some(pgid) = pgid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+            }
+            warn!(run = run.id, "the landed check timed out");
+            Receipt::from_exit(None, "timed out after 1m")
+        }
+    }
+}
