@@ -93,6 +93,10 @@ pub struct JobSpec {
     /// Resume a cut (interrupted) run once after the server restarts (default true).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub resume: bool,
+    /// Services this job's runs depend on: a restart of one of them waits for these runs
+    /// (the gate), and a run cut by one is interrupted, not failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
 }
 
 impl Default for JobSpec {
@@ -116,6 +120,7 @@ impl Default for JobSpec {
             catch_up: CatchUp::default(),
             catch_up_window: None,
             resume: true,
+            depends_on: Vec::new(),
         }
     }
 }

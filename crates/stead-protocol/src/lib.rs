@@ -13,6 +13,7 @@ pub mod exit;
 mod job;
 mod message;
 mod run;
+mod service;
 mod status;
 
 pub use job::{
@@ -22,6 +23,10 @@ pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,
 };
 pub use run::{Run, RunFilter, RunId, RunNow, RunStatus, RunWait, Trigger};
+pub use service::{
+    Blocker, Hold, HoldName, HoldSpec, Readiness, ReadinessParams, RestartMark, STEAD_SERVICE,
+    Service, ServiceName, ServiceSpec,
+};
 pub use status::{StatusResult, StopParams, StopResult};
 
 /// The protocol identifier carried in every hello line. A client refuses a server whose
@@ -60,4 +65,22 @@ pub mod method {
     pub const RUN_WAIT: &str = "run_wait";
     /// Cancel a run: [`crate::RunId`] in, [`crate::Run`] out.
     pub const RUN_CANCEL: &str = "run_cancel";
+    /// Add a service: [`crate::ServiceSpec`] in, [`crate::Service`] out.
+    pub const SERVICE_ADD: &str = "service_add";
+    /// All services, `stead` first: `{}` in, `[Service]` out.
+    pub const SERVICE_LIST: &str = "service_list";
+    /// Remove a service: [`crate::ServiceName`] in, the removed [`crate::Service`] out.
+    pub const SERVICE_REMOVE: &str = "service_remove";
+    /// Acquire or renew a hold: [`crate::HoldSpec`] in, [`crate::Hold`] out.
+    pub const HOLD_ACQUIRE: &str = "hold_acquire";
+    /// Release a hold: [`crate::HoldName`] in, the released [`crate::Hold`] out.
+    pub const HOLD_RELEASE: &str = "hold_release";
+    /// All holds, live and wedged: `{}` in, `[Hold]` out.
+    pub const HOLD_LIST: &str = "hold_list";
+    /// What a restart would cut: [`crate::ReadinessParams`] in, [`crate::Readiness`] out.
+    pub const READINESS: &str = "readiness";
+    /// A gated restart begins: [`crate::RestartMark`] in, `{}` out.
+    pub const RESTART_BEGIN: &str = "restart_begin";
+    /// A gated restart ended (the service is ready): [`crate::RestartMark`] in, `{}` out.
+    pub const RESTART_END: &str = "restart_end";
 }

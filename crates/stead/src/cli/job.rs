@@ -91,6 +91,9 @@ struct AddArgs {
     /// Never resume a cut run of this job
     #[arg(long)]
     no_resume: bool,
+    /// A service the job's runs depend on (see `stead service add`); repeat for more
+    #[arg(long = "depends-on", value_name = "SERVICE")]
+    depends_on: Vec<String>,
     /// Print the added job as JSON
     #[arg(long)]
     json: bool,
@@ -239,6 +242,7 @@ impl AddArgs {
             catch_up: self.catch_up.into(),
             catch_up_window: self.catch_up_window,
             resume: !self.no_resume,
+            depends_on: self.depends_on,
         })
     }
 }

@@ -13,6 +13,7 @@
 //! ```
 
 mod calls;
+mod services;
 mod ensure;
 
 use std::io::{self, Write};
