@@ -117,7 +117,11 @@ pub struct Readiness {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Blocker {
     /// A run of a job that depends on the service is in flight.
-    Run { id: i64, job: String, started_at: Option<String> },
+    Run {
+        id: i64,
+        job: String,
+        started_at: Option<String>,
+    },
     /// A fire of a dependent job is due within the window.
     Fire { job: String, at: String },
     /// A live hold.

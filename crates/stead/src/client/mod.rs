@@ -13,8 +13,8 @@
 //! ```
 
 mod calls;
-mod services;
 mod ensure;
+mod services;
 
 use std::io::{self, Write};
 use std::path::Path;

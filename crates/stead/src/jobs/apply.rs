@@ -28,9 +28,12 @@ pub fn plan(current: &[StoredJob], desired: &[JobSpec], prune: bool) -> Plan {
                 if fields.is_empty() {
                     plan.unchanged.push(spec.name.clone());
                 } else {
+                    // Re-enabling counts fires from now, as `stead job enable` does: the
+                    // disabled stretch is not owed.
                     let schedule = fields
                         .iter()
-                        .any(|f| matches!(f.as_str(), "cron" | "tz" | "every"));
+                        .any(|f| matches!(f.as_str(), "cron" | "tz" | "every"))
+                        || (fields.iter().any(|f| f == "enabled") && spec.enabled);
                     plan.update.push((spec.clone(), fields, schedule));
                 }
             }

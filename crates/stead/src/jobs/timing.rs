@@ -169,26 +169,28 @@ pub fn due_fires(
     let fires = timing.fires_between(from, now);
     let on_time = |f: &Timestamp| *f > awake_since && now.duration_since(*f) <= LATE_TOLERANCE;
     let (punctual, missed): (Vec<Timestamp>, Vec<Timestamp>) = fires.into_iter().partition(on_time);
-    let window = format_window(policy.window);
     let mut runs = Vec::new();
     let mut coalesced = 0;
-    let mut passed_over = None;
-    let pass = |fires: &[Timestamp], reason: String| {
-        fires.last().map(|latest| PassedOver {
-            latest: *latest,
-            count: fires.len(),
-            reason,
-        })
-    };
+    // Fires not run, and why, gathered into one skipped row so none is lost silently.
+    let mut not_run: Vec<Timestamp> = Vec::new();
+    let mut why: Vec<String> = Vec::new();
+    if !expired.is_empty() {
+        why.push(format!(
+            "{} missed more than {} ago: history, not debt",
+            expired.len(),
+            format_window(policy.window)
+        ));
+        not_run.extend(&expired);
+    }
     match policy.mode {
         CatchUp::Skip => {
-            passed_over = pass(
-                &missed,
-                format!(
-                    "missed while stead was not running or the machine slept; {} fire(s) not run (catch_up = skip)",
+            if !missed.is_empty() {
+                why.push(format!(
+                    "{} missed while stead was not running or the machine slept (catch_up = skip)",
                     missed.len()
-                ),
-            );
+                ));
+                not_run.extend(&missed);
+            }
         }
         CatchUp::Once => {
             if let Some(latest) = missed.last() {
@@ -198,24 +200,20 @@ pub fn due_fires(
         }
         CatchUp::All => {
             let cut = missed.len().saturating_sub(CATCH_UP_ALL_CAP);
-            passed_over = pass(
-                &missed[..cut],
-                format!(
-                    "{cut} missed fire(s) over the catch-up cap of {CATCH_UP_ALL_CAP} not run (catch_up = all)"
-                ),
-            );
+            if cut > 0 {
+                why.push(format!(
+                    "{cut} over the catch-up cap of {CATCH_UP_ALL_CAP} (catch_up = all)"
+                ));
+                not_run.extend(&missed[..cut]);
+            }
             runs.extend(missed[cut..].iter().map(|f| (*f, Trigger::CatchUp)));
         }
     }
-    if passed_over.is_none() {
-        passed_over = pass(
-            &expired,
-            format!(
-                "{} fire(s) missed more than {window} ago not run: history, not debt",
-                expired.len()
-            ),
-        );
-    }
+    let passed_over = not_run.iter().max().map(|latest| PassedOver {
+        latest: *latest,
+        count: not_run.len(),
+        reason: format!("fires not run: {}", why.join("; ")),
+    });
     runs.extend(punctual.into_iter().map(|f| (f, Trigger::Scheduled)));
     DueFires {
         runs,

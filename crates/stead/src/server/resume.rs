@@ -24,14 +24,21 @@ use crate::store::{NewRun, StoreError, StoredJob};
 const RECEIPT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A pass after the resume delay, then one more (after the delay again) whenever a run
-/// is cut while this server serves, until it stops.
+/// is cut while this server serves, until it stops. A resume deferred because another
+/// run of its job is in flight (concurrency = forbid) is tried again when a run ends.
 pub async fn run(shared: Arc<Shared>) {
     loop {
         tokio::select! {
             () = shared.stop.cancelled() => return,
             () = tokio::time::sleep(shared.world.config.timings.resume_delay) => {}
         }
-        pass(&shared).await;
+        let mut ended = shared.run_events.subscribe();
+        while pass(&shared).await == Pass::Deferred {
+            tokio::select! {
+                () = shared.stop.cancelled() => return,
+                _ = ended.recv() => {}
+            }
+        }
         tokio::select! {
             () = shared.stop.cancelled() => return,
             () = shared.runs_cut.notified() => {}
@@ -39,32 +46,43 @@ pub async fn run(shared: Arc<Shared>) {
     }
 }
 
-async fn pass(shared: &Arc<Shared>) {
+/// Whether a pass left a debt for later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Done,
+    Deferred,
+}
+
+async fn pass(shared: &Arc<Shared>) -> Pass {
     let machine = shared.world.machine_id.clone();
     let owed = match blocking(shared, move |s| s.world.store.runs_owed(&machine)).await {
         Ok(owed) => owed,
         Err(e) => {
             error!(cause = %e.message, "failed to read the runs owed after a cut");
-            return;
+            return Pass::Done;
         }
     };
     let count = owed.len();
+    let mut outcome = Pass::Done;
     for run in owed {
         if shared.stop.is_cancelled() {
-            return;
+            return Pass::Done;
         }
-        settle(shared, run).await;
+        if settle(shared, run).await == Pass::Deferred {
+            outcome = Pass::Deferred;
+        }
     }
     info!(owed = count, "settled the runs owed after a cut");
+    outcome
 }
 
-async fn settle(shared: &Arc<Shared>, run: Run) {
+async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
     let name = run.job.clone();
     let job = match blocking(shared, move |s| s.world.store.job_get(&name)).await {
         Ok(job) => job,
         Err(e) => {
             error!(run = run.id, cause = %e.message, "failed to read a cut run's job");
-            return;
+            return Pass::Done;
         }
     };
     let now = shared.world.clock.now();
@@ -80,7 +98,7 @@ async fn settle(shared: &Arc<Shared>, run: Run) {
     let epoch = shared.epoch();
     let (id, at) = (run.id, now);
     match decision {
-        Decision::Leave => {}
+        Decision::Leave => Pass::Done,
         Decision::Decline(reason) => {
             info!(run = id, %reason, "a cut run is not resumed");
             if let Err(e) = blocking(shared, move |s| {
@@ -90,6 +108,7 @@ async fn settle(shared: &Arc<Shared>, run: Run) {
             {
                 error!(run = id, cause = %e.message, "failed to record why a run is not resumed");
             }
+            Pass::Done
         }
         Decision::Resume { check_receipt } => {
             let job = job.expect("a resume decision has a job");
@@ -103,7 +122,7 @@ async fn settle(shared: &Arc<Shared>, run: Run) {
                             error!(run = id, cause = %e.message, "failed to close a landed run");
                         }
                         let _ = shared.run_events.send(id);
-                        return;
+                        return Pass::Done;
                     }
                     Receipt::NotLanded => Some("its receipt says the work did not land".into()),
                     Receipt::Unknown(why) => Some(format!(
@@ -113,12 +132,12 @@ async fn settle(shared: &Arc<Shared>, run: Run) {
             } else {
                 None
             };
-            resume(shared, &run, &job, note).await;
+            resume(shared, &run, &job, note).await
         }
     }
 }
 
-async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<String>) {
+async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<String>) -> Pass {
     let scheduled_at = run
         .scheduled_at
         .as_deref()
@@ -138,14 +157,29 @@ async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<S
             shared.world.clock.now(),
         )
     };
-    match runs::start(shared, job, new).await {
-        Ok(resumed) => info!(run = run.id, resumed = resumed.id, "resumed a cut run"),
+    let outcome = match runs::start(shared, job, new).await {
+        Ok(resumed) => {
+            info!(run = run.id, resumed = resumed.id, "resumed a cut run");
+            Pass::Done
+        }
         Err(e) if e.message == StoreError::AlreadyResolved(run.id).to_string() => {
             info!(run = run.id, "already resumed by another server");
+            Pass::Done
         }
-        Err(e) => error!(run = run.id, cause = %e.message, "failed to resume a cut run"),
+        Err(e) if e.message.contains("concurrency = forbid") => {
+            info!(run = run.id, cause = %e.message, "resume deferred until the job's run in flight ends");
+            Pass::Deferred
+        }
+        Err(e) => {
+            error!(run = run.id, cause = %e.message, "failed to resume a cut run");
+            Pass::Done
+        }
+    };
+    if outcome == Pass::Done {
+        // Not for a deferral: the resumer waits on these events and must not wake itself.
+        let _ = shared.run_events.send(run.id);
     }
-    let _ = shared.run_events.send(run.id);
+    outcome
 }
 
 /// Runs the job's landed check for the cut run, its output appended to that run's log.

@@ -230,7 +230,7 @@ fn watch_monitor(
             }
             let end = RunEnd::with_reason(
                 RunStatus::Interrupted,
-                format!("its monitor (pid {pid}) exited without recording an outcome"),
+                format!("interrupted: its monitor (pid {pid}) exited without recording an outcome"),
                 s.world.clock.now(),
             );
             let settled = s.world.store.run_settle(run_id, &end, epoch)?;

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use stead_protocol::Trigger;
+use stead_protocol::{Concurrency, Trigger};
 use tracing::{debug, error, info, warn};
 
 use super::runs::{self, blocking};
@@ -28,8 +28,29 @@ pub async fn run(shared: Arc<Shared>) {
         // Registered before reading the jobs, so a change made meanwhile is not missed.
         let changed = shared.jobs_changed.notified();
         let now = shared.world.clock.now();
-        let jobs = match blocking(&shared, |s| s.world.store.job_list()).await {
-            Ok(jobs) => jobs,
+        let mut ended = shared.run_events.subscribe();
+        let machine = shared.world.machine_id.clone();
+        let listed = blocking(&shared, move |s| {
+            let busy: Vec<String> = s
+                .world
+                .store
+                .runs_active(&machine)?
+                .into_iter()
+                .map(|r| r.job)
+                .collect();
+            let restarting: Vec<String> = s
+                .world
+                .store
+                .service_list()?
+                .into_iter()
+                .filter(|svc| svc.restarting_since.is_some())
+                .map(|svc| svc.spec.name)
+                .collect();
+            Ok((s.world.store.job_list()?, restarting, busy))
+        })
+        .await;
+        let (jobs, restarting, busy) = match listed {
+            Ok(listed) => listed,
             Err(e) => {
                 error!(cause = %e.message, "scheduler failed to read the jobs; retrying in a second");
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
@@ -37,7 +58,13 @@ pub async fn run(shared: Arc<Shared>) {
             }
         };
         let mut next_wake: Option<Timestamp> = None;
+        let mut waiting_for_a_run = false;
         for job in jobs.iter().filter(|j| j.spec.enabled) {
+            if job.spec.depends_on.iter().any(|d| restarting.contains(d)) {
+                // Its service is being restarted: its fires wait until the service is
+                // ready again (the end of the restart wakes this loop).
+                continue;
+            }
             let timing = match JobTiming::of(&job.spec, job.anchor) {
                 Ok(timing) => timing,
                 Err(e) => {
@@ -45,7 +72,8 @@ pub async fn run(shared: Arc<Shared>) {
                     continue;
                 }
             };
-            fire_due(&shared, job, &timing, now, awake_since).await;
+            let in_flight = busy.contains(&job.spec.name);
+            waiting_for_a_run |= fire_due(&shared, job, &timing, now, awake_since, in_flight).await;
             if let Some(next) = timing.next_after(now) {
                 next_wake = Some(next_wake.map_or(next, |w| w.min(next)));
             }
@@ -62,17 +90,23 @@ pub async fn run(shared: Arc<Shared>) {
                     None => std::future::pending().await,
                 }
             } => {}
+            // Missed fires queued behind a run in flight go on when a run ends.
+            _ = ended.recv(), if waiting_for_a_run => {}
         }
     }
 }
 
+/// Records and starts the job's due fires. Returns true when missed fires are left for
+/// later: with concurrency `forbid` catch-up runs go one after another, each once the
+/// job has no run in flight (`in_flight`).
 async fn fire_due(
     shared: &Arc<Shared>,
     job: &StoredJob,
     timing: &JobTiming,
     now: Timestamp,
     awake_since: Timestamp,
-) {
+    in_flight: bool,
+) -> bool {
     let handled = job.fired_through.unwrap_or(job.created_at);
     let due = due_fires(
         timing,
@@ -114,7 +148,19 @@ async fn fire_due(
             }
         }
     }
-    for (at, trigger) in &due.runs {
+    let mut runs = due.runs;
+    let catching_up = runs.iter().filter(|(_, t)| *t == Trigger::CatchUp).count();
+    let forbid = job.spec.concurrency == Concurrency::Forbid;
+    if forbid && catching_up > 0 && in_flight {
+        // Owed fires wait for the run in flight rather than be skipped as an overlap.
+        return true;
+    }
+    let one_at_a_time = forbid && catching_up > 1;
+    if one_at_a_time {
+        // The rest stay due (fired_through stops at this one) and run after it ends.
+        runs.truncate(1);
+    }
+    for (at, trigger) in &runs {
         match runs::start(shared, job, new_run(*at, *trigger)).await {
             Ok(run) => info!(
                 job = %job.spec.name,
@@ -127,4 +173,5 @@ async fn fire_due(
             Err(e) => error!(job = %job.spec.name, cause = %e.message, "failed to record a fire"),
         }
     }
+    one_at_a_time
 }

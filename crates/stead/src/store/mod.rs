@@ -52,6 +52,33 @@ pub enum StoreError {
     Row(String),
     #[error("run {0} was already resumed or resolved")]
     AlreadyResolved(i64),
+    #[error("run {0} of the same job is in flight (concurrency = forbid)")]
+    Overlap(i64),
+    #[error("a service named {0:?} already exists")]
+    ServiceExists(String),
+    #[error("no service named {0:?}")]
+    NoSuchService(String),
+    #[error("service {service:?} is still named in depends_on by: {}", jobs.join(", "))]
+    ServiceInUse { service: String, jobs: Vec<String> },
+    #[error("no hold named {0:?}")]
+    NoSuchHold(String),
+}
+
+/// A service as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredService {
+    pub spec: stead_protocol::ServiceSpec,
+    /// A gated restart has been under way since then.
+    pub restarting_since: Option<Timestamp>,
+}
+
+/// A hold as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredHold {
+    pub name: String,
+    pub service: String,
+    pub acquired_at: Timestamp,
+    pub expires_at: Timestamp,
 }
 
 /// A job as stored.
@@ -262,4 +289,32 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// A receipt proved the interrupted run's work landed: close it as succeeded.
     fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError>;
+
+    /// Declared services, by name (the built-in `stead` is not stored).
+    fn service_list(&self) -> Result<Vec<StoredService>, StoreError>;
+
+    fn service_insert(
+        &self,
+        spec: &stead_protocol::ServiceSpec,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<StoredService, StoreError>;
+
+    /// Removes a service; refused while a job names it in `depends_on`.
+    fn service_remove(&self, name: &str, epoch: i64) -> Result<StoredService, StoreError>;
+
+    /// Marks a gated restart of the service under way (`Some(since)`) or over (`None`).
+    fn service_set_restarting(
+        &self,
+        name: &str,
+        since: Option<Timestamp>,
+        epoch: i64,
+    ) -> Result<(), StoreError>;
+
+    fn hold_list(&self) -> Result<Vec<StoredHold>, StoreError>;
+
+    /// Acquires a hold, or renews it (same name): a new expiry, the first acquisition kept.
+    fn hold_upsert(&self, hold: &StoredHold, epoch: i64) -> Result<StoredHold, StoreError>;
+
+    fn hold_remove(&self, name: &str, epoch: i64) -> Result<StoredHold, StoreError>;
 }

@@ -379,9 +379,20 @@ fn a_crash_across_fires_with_catch_up_all_runs_each_once() {
         now_ms() > crashed_at + 3_500
     });
     dir.status();
-    wait_until("each missed fire caught up", || {
-        catch_ups(&dir, "each").len() >= 3
+    wait_until("each missed fire ran", || {
+        catch_ups(&dir, "each")
+            .iter()
+            .filter(|r| r["status"] == "succeeded")
+            .count()
+            >= 3
     });
+    assert!(
+        catch_ups(&dir, "each")
+            .iter()
+            .all(|r| r["status"] != "skipped"),
+        "a missed fire was skipped instead of run: {:?}",
+        catch_ups(&dir, "each")
+    );
     let mut times = scheduled_times(&dir, "each");
     let n = times.len();
     times.sort();
@@ -437,4 +448,41 @@ fn alternatives_run_after_a_genuine_failure_and_the_hook_gets_the_final_run() {
     assert_eq!(input["id"], failed["id"]);
     assert_eq!(input["status"], "failed");
     assert_eq!(input["exit_code"], 2);
+}
+
+#[test]
+fn a_resume_waits_for_an_overlapping_run_instead_of_being_skipped() {
+    let mut dir = StateDir::new();
+    let gate = dir.path().join("gate");
+    let script = format!(
+        "if [ \"$STEAD_ATTEMPT\" = 1 ]; then touch {dir}/started-$STEAD_RUN_ID; while [ ! -e {gate} ]; do sleep 0.05; done; fi",
+        dir = dir.path().display(),
+        gate = gate.display()
+    );
+    add_job(&dir, "single", &[], &script);
+    let cut = json(&dir, &["run", "single"])["id"].as_i64().unwrap();
+    wait_until("the first run started", || {
+        dir.path().join(format!("started-{cut}")).exists()
+    });
+    assert!(dir.run(&["stop", "--cancel-runs"]).status.success());
+
+    // The next server resumes after a short delay; a new run of the job gets in first.
+    dir.set_env("STEAD_RESUME_DELAY_MS", "1000");
+    let other = json(&dir, &["run", "single"])["id"].as_i64().unwrap();
+    wait_status(&dir, other, "running");
+    wait_until("the resume pass ran", || passes(&dir) >= 1);
+    let owed = run_of(&dir, cut);
+    assert_eq!(owed["resolution"], Value::Null, "{owed}");
+    assert!(children_of(&dir, "single", cut).is_empty());
+
+    std::fs::write(&gate, b"").unwrap();
+    wait_status(&dir, other, "succeeded");
+    let settled = wait_resolved(&dir, cut);
+    let resumed = children_of(&dir, "single", cut);
+    assert_eq!(resumed.len(), 1, "{resumed:?}");
+    assert_eq!(
+        settled["resolution"],
+        format!("resumed as run {}", resumed[0]["id"])
+    );
+    wait_status(&dir, resumed[0]["id"].as_i64().unwrap(), "succeeded");
 }

@@ -46,6 +46,15 @@ pub fn after(
         return;
     }
     let input = match super::with_retry(|| recorder.run(plan.run_id)) {
+        // The ledger has the last word: a failure during a restart of a service the job
+        // depends on was recorded as an interruption, which sends no alarm.
+        Ok(Some(run)) if run.status != RunStatus::Failed => {
+            log.note(&format!(
+                "not running the failure hook: the run was recorded {}",
+                run.status.as_str()
+            ));
+            return;
+        }
         Ok(Some(run)) => serde_json::to_string(&run).map_err(|e| e.to_string()),
         Ok(None) => Err("it is not in the ledger".into()),
         Err(e) => Err(e.to_string()),

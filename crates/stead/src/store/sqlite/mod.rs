@@ -16,6 +16,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 mod jobs;
 mod runs;
+mod services;
 #[cfg(test)]
 mod tests_runs;
 
@@ -23,13 +24,16 @@ pub use runs::MAX_LIST as MAX_RUN_LIST;
 
 use stead_protocol::{JobSpec, Run, RunFilter};
 
-use super::{ActiveRun, Admission, NewRun, PlanFn, Store, StoreError, StoredJob};
+use super::{
+    ActiveRun, Admission, NewRun, PlanFn, Store, StoreError, StoredHold, StoredJob, StoredService,
+};
 use crate::clock::{from_ms, to_ms};
 use crate::lifecycle::identity::StartIdentity;
 use crate::lifecycle::lease::{
     ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow, RenewOutcome,
 };
 use crate::runs::{RunEnd, RunRecorder};
+use stead_protocol::ServiceSpec;
 
 /// Append-only: a released schema is never edited, only followed by a new migration.
 /// The schema version is the number of migrations applied (`PRAGMA user_version`).
@@ -37,6 +41,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_server_lease.sql"),
     include_str!("migrations/002_jobs_and_runs.sql"),
     include_str!("migrations/003_resolutions.sql"),
+    include_str!("migrations/004_services_and_holds.sql"),
 ];
 
 /// How long a statement waits for another process's write lock before failing.
@@ -448,6 +453,44 @@ impl Store for SqliteStore {
     fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError> {
         self.write(Some(epoch), |tx| runs::land(tx, id, now))
     }
+
+    fn service_list(&self) -> Result<Vec<StoredService>, StoreError> {
+        services::list(&self.conn())
+    }
+
+    fn service_insert(
+        &self,
+        spec: &ServiceSpec,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<StoredService, StoreError> {
+        self.write(Some(epoch), |tx| services::insert(tx, spec, now))
+    }
+
+    fn service_remove(&self, name: &str, epoch: i64) -> Result<StoredService, StoreError> {
+        self.write(Some(epoch), |tx| services::remove(tx, name))
+    }
+
+    fn service_set_restarting(
+        &self,
+        name: &str,
+        since: Option<Timestamp>,
+        epoch: i64,
+    ) -> Result<(), StoreError> {
+        self.write(Some(epoch), |tx| services::set_restarting(tx, name, since))
+    }
+
+    fn hold_list(&self) -> Result<Vec<StoredHold>, StoreError> {
+        services::holds(&self.conn())
+    }
+
+    fn hold_upsert(&self, hold: &StoredHold, epoch: i64) -> Result<StoredHold, StoreError> {
+        self.write(Some(epoch), |tx| services::hold_upsert(tx, hold))
+    }
+
+    fn hold_remove(&self, name: &str, epoch: i64) -> Result<StoredHold, StoreError> {
+        self.write(Some(epoch), |tx| services::hold_remove(tx, name))
+    }
 }
 
 /// The monitor's writes. Not fenced by the server's epoch: the monitor is the authority
@@ -466,7 +509,32 @@ impl RunRecorder for SqliteStore {
     }
 
     fn finish(&self, run_id: i64, end: &RunEnd) -> Result<bool, StoreError> {
-        self.write(None, |tx| runs::finish(tx, run_id, end))
+        self.write(None, |tx| {
+            // A dependent run that fails while its service is being restarted was cut by
+            // the restart: it is owed, not failed. Decided here, in the same transaction,
+            // so the outcome cannot race the restart's start or end.
+            let job_id: i64 =
+                tx.query_row("SELECT job_id FROM runs WHERE id = ?1", [run_id], |r| {
+                    r.get(0)
+                })?;
+            let restarting = if end.status == stead_protocol::RunStatus::Failed {
+                services::restarting_dependencies(tx, job_id)?
+            } else {
+                Vec::new()
+            };
+            let end = match restarting.first() {
+                Some(service) => RunEnd {
+                    status: stead_protocol::RunStatus::Interrupted,
+                    reason: Some(format!(
+                        "interrupted: its service {service} was being restarted ({})",
+                        end.reason.as_deref().unwrap_or("it failed")
+                    )),
+                    ..end.clone()
+                },
+                None => end.clone(),
+            };
+            runs::finish(tx, run_id, &end)
+        })
     }
 
     fn run(&self, run_id: i64) -> Result<Option<Run>, StoreError> {

@@ -193,6 +193,12 @@ pub fn admit(
         )),
         _ => None,
     };
+    if new.resolves.is_some()
+        && let (Some(_), Some(other)) = (&skip_reason, running.first())
+    {
+        // A resume is owed work: it waits for the overlap to end rather than be skipped.
+        return Err(StoreError::Overlap(other.id));
+    }
     // A fire passed over by the catch-up policy is recorded as skipped, with why.
     let skip_reason = new.skip_reason.clone().or(skip_reason);
     let (status, ended_at_ms) = match skip_reason {
