@@ -5,14 +5,18 @@ mod cancel;
 mod cron;
 mod doctor;
 mod errors;
+mod gate;
+mod hold;
 mod job;
 mod logs;
 mod monitor;
 mod output;
 mod render;
+mod restart;
 mod run;
 mod runs;
 mod serve;
+mod service;
 mod show;
 mod status;
 mod stop;
@@ -61,6 +65,16 @@ pub enum Command {
     Logs(logs::Args),
     /// Cancel a queued or running run
     Cancel(cancel::Args),
+    /// Declare, list and remove the services runs depend on
+    Service(service::Args),
+    /// Hold a service while mid-work on it, so a restart of it waits
+    Hold(hold::Args),
+    /// Show what a restart of a service would cut now
+    Readiness(gate::ReadinessArgs),
+    /// Wait until a restart of a service would cut nothing (exit 0), or time out (exit 75)
+    Gate(gate::GateArgs),
+    /// Restart stead or a declared service: the gate, the restart, then proof it is back
+    Restart(restart::Args),
     /// Watch one run (started by the server; reads its plan on stdin)
     #[command(hide = true)]
     Monitor,
@@ -82,6 +96,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Show(args) => show::run(dir, args),
         Command::Logs(args) => logs::run(dir, args),
         Command::Cancel(args) => cancel::run(dir, args),
+        Command::Service(args) => service::run(dir, args),
+        Command::Hold(args) => hold::run(dir, args),
+        Command::Readiness(args) => gate::readiness(dir, args),
+        Command::Gate(args) => gate::run(dir, args),
+        Command::Restart(args) => restart::run(dir, args),
         Command::Monitor => Ok(monitor::run()),
     }
 }

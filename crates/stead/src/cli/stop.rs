@@ -54,7 +54,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 cancel_runs: args.cancel_runs,
             })?;
             let identity = StartIdentity::from_stored(stopped.start_identity);
-            let exited = wait_gone(stopped.pid, &identity);
+            let exited = identity::wait_gone(stopped.pid, &identity, EXIT_WAIT);
             Stopped {
                 was_running: true,
                 server_id: Some(stopped.server_id),
@@ -83,16 +83,4 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         }
     }
     Ok(exit::SUCCESS)
-}
-
-/// Waits for the process to be gone: its pid dead or reused (start identity differs).
-fn wait_gone(pid: u32, identity: &StartIdentity) -> bool {
-    let deadline = Instant::now() + EXIT_WAIT;
-    while identity::is_alive(pid, identity) {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    true
 }

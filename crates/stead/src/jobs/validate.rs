@@ -146,7 +146,8 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
     Ok(spec)
 }
 
-fn valid_name(name: &str) -> bool {
+/// Whether `name` is a valid job, service or hold name.
+pub fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
         && name.len() <= 64

@@ -47,6 +47,20 @@ pub fn is_alive(pid: u32, expected: &StartIdentity) -> bool {
     matches!(of_pid(pid), Ok(Some(found)) if &found == expected)
 }
 
+/// Waits until the process `pid` with start identity `identity` is gone (dead, a zombie,
+/// or its pid reused by another process), for at most `limit`. Returns whether it is.
+/// A supervisor's "stopped" means nothing until this holds.
+pub fn wait_gone(pid: u32, identity: &StartIdentity, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while is_alive(pid, identity) {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    true
+}
+
 /// The start identity of `pid`, or `None` when no such live process exists.
 #[cfg(target_os = "linux")]
 pub fn of_pid(pid: u32) -> io::Result<Option<StartIdentity>> {

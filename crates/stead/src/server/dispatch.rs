@@ -9,7 +9,7 @@ use stead_protocol::{
     ErrorBody, ErrorCode, RequestEnvelope, ResponseEnvelope, StopParams, StopResult, method,
 };
 
-use super::handlers::{self, jobs, runs};
+use super::handlers::{self, jobs, runs, services};
 use super::shared::{Phase, Shared, StopReason};
 
 /// How long `status` waits for a lease renewal it asked for (after a sleep, the lease
@@ -33,6 +33,15 @@ const METHODS: &[&str] = &[
     method::RUN_GET,
     method::RUN_WAIT,
     method::RUN_CANCEL,
+    method::SERVICE_ADD,
+    method::SERVICE_LIST,
+    method::SERVICE_REMOVE,
+    method::HOLD_ACQUIRE,
+    method::HOLD_RELEASE,
+    method::HOLD_LIST,
+    method::READINESS,
+    method::RESTART_BEGIN,
+    method::RESTART_END,
 ];
 
 pub async fn handle(shared: &Arc<Shared>, line: &str) -> ResponseEnvelope {
@@ -81,8 +90,12 @@ async fn route(shared: &Arc<Shared>, request: &RequestEnvelope) -> HandlerResult
         method::STOP => {
             let params: StopParams = params_or_default(p)?;
             if params.cancel_runs {
-                super::runs::cut_all(shared, "interrupted: stead was stopped with --cancel-runs")
-                    .await?;
+                super::runs::cut_where(
+                    shared,
+                    "interrupted: stead was stopped with --cancel-runs",
+                    |_| true,
+                )
+                .await?;
             }
             stop(shared).await
         }
@@ -97,6 +110,15 @@ async fn route(shared: &Arc<Shared>, request: &RequestEnvelope) -> HandlerResult
         method::RUN_GET => runs::get(shared, params(p)?).await,
         method::RUN_WAIT => runs::wait(shared, params(p)?).await,
         method::RUN_CANCEL => runs::cancel(shared, params(p)?).await,
+        method::SERVICE_ADD => services::add(shared, params(p)?).await,
+        method::SERVICE_LIST => services::list(shared).await,
+        method::SERVICE_REMOVE => services::remove(shared, params(p)?).await,
+        method::HOLD_ACQUIRE => services::hold_acquire(shared, params(p)?).await,
+        method::HOLD_RELEASE => services::hold_release(shared, params(p)?).await,
+        method::HOLD_LIST => services::hold_list(shared).await,
+        method::READINESS => services::readiness(shared, params_or_default(p)?).await,
+        method::RESTART_BEGIN => services::restart_begin(shared, params(p)?).await,
+        method::RESTART_END => services::restart_end(shared, params(p)?).await,
         other => Err(ErrorBody::new(
             ErrorCode::UnknownMethod,
             format!(

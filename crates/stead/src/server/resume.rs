@@ -37,6 +37,8 @@ pub async fn run(shared: Arc<Shared>) {
             tokio::select! {
                 () = shared.stop.cancelled() => return,
                 _ = ended.recv() => {}
+                // The end of a service's restart.
+                () = shared.runs_cut.notified() => {}
             }
         }
         tokio::select! {
@@ -78,8 +80,29 @@ async fn pass(shared: &Arc<Shared>) -> Pass {
 
 async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
     let name = run.job.clone();
-    let job = match blocking(shared, move |s| s.world.store.job_get(&name)).await {
-        Ok(job) => job,
+    let found = blocking(shared, move |s| {
+        let restarting: Vec<String> = s
+            .world
+            .store
+            .service_list()?
+            .into_iter()
+            .filter(|svc| svc.restarting_since.is_some())
+            .map(|svc| svc.spec.name)
+            .collect();
+        Ok((s.world.store.job_get(&name)?, restarting))
+    })
+    .await;
+    let job = match found {
+        Ok((job, restarting)) => {
+            if let Some(service) = job
+                .as_ref()
+                .and_then(|j| j.spec.depends_on.iter().find(|d| restarting.contains(d)))
+            {
+                info!(run = run.id, %service, "resume waits until its service is ready again");
+                return Pass::Deferred;
+            }
+            job
+        }
         Err(e) => {
             error!(run = run.id, cause = %e.message, "failed to read a cut run's job");
             return Pass::Done;

@@ -324,16 +324,23 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
     wait_terminal(shared, id, &mut events, CANCEL_WAIT).await
 }
 
-/// Cuts every run of this machine that has not ended: each is settled `interrupted`
-/// with `reason` (so it is owed, and resumed after the next start), then its monitor is
-/// told to stop, taking the run's process group down with it.
-pub async fn cut_all(shared: &Arc<Shared>, reason: &str) -> Result<(), ErrorBody> {
+/// Cuts every run of this machine that has not ended and whose job `which` selects:
+/// each is settled `interrupted` with `reason` (so it is owed, and resumed), then its
+/// monitor is told to stop, taking the run's process group down with it.
+pub async fn cut_where(
+    shared: &Arc<Shared>,
+    reason: &str,
+    which: impl Fn(&str) -> bool + Send + 'static,
+) -> Result<(), ErrorBody> {
     let epoch = shared.epoch();
     let machine = shared.world.machine_id.clone();
     let reason = reason.to_string();
     let cut = blocking(shared, move |s| {
         let mut cut = Vec::new();
         for run in s.world.store.runs_active(&machine)? {
+            if !which(&run.job) {
+                continue;
+            }
             let end =
                 RunEnd::with_reason(RunStatus::Interrupted, reason.clone(), s.world.clock.now());
             if s.world.store.run_settle(run.id, &end, epoch)? {

@@ -68,8 +68,12 @@ pub struct Shared {
     pub jobs_changed: Notify,
     /// The id of every run whose row changed (created, started, ended).
     pub run_events: broadcast::Sender<i64>,
-    /// Wakes the resumer: a run was cut while this server serves.
+    /// Wakes the resumer: a run was cut while this server serves, or a service it waited
+    /// for is ready again.
     pub runs_cut: Notify,
+    /// Bumped whenever jobs, services or holds change (runs have `run_events`): readiness
+    /// waiters look again.
+    pub changes: watch::Sender<u64>,
     /// This boot of this machine: runs record it, and a row from another boot was cut
     /// by a reboot.
     pub boot_id: String,
@@ -96,6 +100,7 @@ impl Shared {
             jobs_changed: Notify::new(),
             run_events: broadcast::channel(1024).0,
             runs_cut: Notify::new(),
+            changes: watch::channel(0).0,
             boot_id: crate::lifecycle::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
         }
     }
@@ -185,6 +190,11 @@ impl Shared {
 
     pub fn superseded(&self) -> bool {
         matches!(self.stop_reason(), Some(StopReason::Superseded(_)))
+    }
+
+    /// Tells readiness waiters that jobs, services or holds changed.
+    pub fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// Resolves once socket, lease and lock file are released.

@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod ensure;
+mod gate;
 mod harness;
 mod lifecycle;
 mod recovery;

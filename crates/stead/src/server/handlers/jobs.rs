@@ -43,6 +43,7 @@ pub async fn add(shared: &Arc<Shared>, spec: JobSpec) -> HandlerResult {
     })
     .await?;
     shared.jobs_changed.notify_one();
+    shared.changed();
     to_value(job_view(shared, &job))
 }
 
@@ -69,6 +70,7 @@ pub async fn remove(shared: &Arc<Shared>, params: JobName) -> HandlerResult {
     })
     .await?;
     shared.jobs_changed.notify_one();
+    shared.changed();
     to_value(job_view(shared, &job))
 }
 
@@ -88,6 +90,7 @@ pub async fn set_enabled(shared: &Arc<Shared>, params: SetEnabled) -> HandlerRes
     })
     .await?;
     shared.jobs_changed.notify_one();
+    shared.changed();
     to_value(job_view(shared, &job))
 }
 
@@ -122,5 +125,6 @@ pub async fn apply(shared: &Arc<Shared>, params: ApplyParams) -> HandlerResult {
     })
     .await?;
     shared.jobs_changed.notify_one();
+    shared.changed();
     to_value(result)
 }

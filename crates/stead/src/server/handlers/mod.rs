@@ -2,6 +2,7 @@
 
 pub mod jobs;
 pub mod runs;
+pub mod services;
 
 use serde_json::Value;
 use stead_protocol::{ErrorBody, ErrorCode};

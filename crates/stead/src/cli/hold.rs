@@ -1,0 +1,103 @@
+//! `stead hold acquire|release|ls`: "I am mid-work on this service".
+
+use std::path::Path;
+
+use clap::Subcommand;
+use stead::client::Client;
+use stead_protocol::{Hold, HoldSpec, exit};
+
+use super::output;
+use super::render;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: HoldCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HoldCommand {
+    /// Hold a service (a restart of it waits); acquiring a held name renews it
+    Acquire(AcquireArgs),
+    /// Release a hold
+    Release(ReleaseArgs),
+    /// List holds, live and wedged
+    Ls(LsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct AcquireArgs {
+    /// The hold's name (one per piece of work, e.g. a session's id)
+    name: String,
+    /// The service held [default: stead]
+    #[arg(long, default_value = stead_protocol::STEAD_SERVICE)]
+    service: String,
+    /// How long the hold lasts unless renewed; past it, it is wedged and blocks nothing
+    #[arg(long, value_name = "DURATION")]
+    ttl: String,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct ReleaseArgs {
+    name: String,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct LsArgs {
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let mut conn = Client::for_state_dir(dir)?.connect_or_start()?;
+    match args.command {
+        HoldCommand::Acquire(a) => {
+            let hold = conn.hold_acquire(&HoldSpec {
+                name: a.name,
+                service: a.service,
+                ttl: a.ttl,
+            })?;
+            one(&hold, a.json, "holding")?;
+        }
+        HoldCommand::Release(r) => {
+            let hold = conn.hold_release(&r.name)?;
+            one(&hold, r.json, "released")?;
+        }
+        HoldCommand::Ls(ls) => {
+            let holds = conn.hold_list()?;
+            if ls.json {
+                output::json(&holds)?;
+            } else {
+                let rows = holds.iter().map(|h| {
+                    vec![
+                        h.name.clone(),
+                        h.service.clone(),
+                        if h.wedged { "wedged" } else { "live" }.to_string(),
+                        h.acquired_at.clone(),
+                        h.expires_at.clone(),
+                    ]
+                });
+                output::text(&render::table(
+                    &["NAME", "SERVICE", "STATE", "ACQUIRED", "EXPIRES"],
+                    rows,
+                ))?;
+            }
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn one(hold: &Hold, json: bool, verb: &str) -> std::io::Result<()> {
+    if json {
+        output::json(hold)
+    } else {
+        output::text(&format!(
+            "{verb} {} on {} (until {})\n",
+            hold.name, hold.service, hold.expires_at
+        ))
+    }
+}

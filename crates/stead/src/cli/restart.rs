@@ -1,0 +1,252 @@
+//! `stead restart [--service S]`: the gate, then the restart, then proof.
+//!
+//! For stead: stop the server, wait until the old process is really gone (its pid and
+//! start identity, not merely the stop returning: a successor started a moment early
+//! would meet the old one), start a new one, and check its hello carries a new server
+//! id. For a declared service: mark the restart on the server (dependent fires wait; a
+//! dependent run failing meanwhile is interrupted, not failed), run its restart
+//! command, wait for its ready check, and mark the restart over.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+use stead::client::Client;
+use stead::gate::ready_check::{self, Check};
+use stead::lifecycle::identity::{self, StartIdentity};
+use stead::schedule;
+use stead_protocol::{STEAD_SERVICE, StopParams, exit};
+
+use super::gate::{self, GateArgs, GateOutcome};
+use super::output;
+
+/// How long the old server may take to exit after it released everything.
+const OLD_SERVER_EXIT: Duration = Duration::from_secs(15);
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The service to restart [default: stead itself]
+    #[arg(long, value_name = "NAME")]
+    service: Option<String>,
+    /// Restart without waiting; dependent runs in flight are cut (interrupted, resumed
+    /// once the service is ready)
+    #[arg(long)]
+    force: bool,
+    /// How long the gate, and then the ready check, may wait
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    timeout: String,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Phase {
+    name: &'static str,
+    ms: u64,
+    detail: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    service: String,
+    restarted: bool,
+    phases: Vec<Phase>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old_server_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    new_server_id: Option<String>,
+}
+
+struct Timer {
+    phases: Vec<Phase>,
+    at: Instant,
+}
+
+impl Timer {
+    fn lap(&mut self, name: &'static str, detail: impl Into<String>) {
+        self.phases.push(Phase {
+            name,
+            ms: self.at.elapsed().as_millis() as u64,
+            detail: detail.into(),
+        });
+        self.at = Instant::now();
+    }
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let client = Client::for_state_dir(dir)?;
+    let service = args.service.clone().unwrap_or_else(|| STEAD_SERVICE.into());
+    let mut timer = Timer {
+        phases: Vec::new(),
+        at: Instant::now(),
+    };
+    let gate_args = GateArgs {
+        service: Some(service.clone()),
+        timeout: args.timeout.clone(),
+        interval: "15s".into(),
+        window: "90s".into(),
+        force: args.force,
+        json: args.json,
+    };
+    let outcome = gate::wait(&client, &gate_args)?;
+    let waited = match &outcome {
+        GateOutcome::Deferred { readiness, .. } => {
+            timer.lap("gate", "deferred: something would still be cut");
+            let names: Vec<String> = readiness.blockers.iter().map(|b| b.describe()).collect();
+            eprintln!(
+                "stead restart: deferred: a restart of {service} would still cut {}; nothing was restarted",
+                names.join(", ")
+            );
+            return finish(
+                &args,
+                Report {
+                    service,
+                    restarted: false,
+                    phases: timer.phases,
+                    old_server_id: None,
+                    new_server_id: None,
+                },
+                exit::TEMP_FAIL,
+            );
+        }
+        GateOutcome::Forced { .. } => "forced: not waited for",
+        GateOutcome::ServerDown { .. } => "stead is not running",
+        GateOutcome::Clear { .. } => "clear",
+    };
+    timer.lap("gate", waited);
+    let report = if service == STEAD_SERVICE {
+        restart_stead(&client, service, timer)?
+    } else {
+        restart_service(&client, &args, service, timer)?
+    };
+    finish(&args, report, exit::SUCCESS)
+}
+
+fn finish(args: &Args, report: Report, code: i32) -> anyhow::Result<i32> {
+    if args.json {
+        output::json(&report)?;
+    } else {
+        let mut out = if report.restarted {
+            format!("restarted {}\n", report.service)
+        } else {
+            format!("did not restart {}\n", report.service)
+        };
+        for p in &report.phases {
+            out.push_str(&format!("  {:<10} {:>7} ms  {}\n", p.name, p.ms, p.detail));
+        }
+        if let (Some(old), Some(new)) = (&report.old_server_id, &report.new_server_id) {
+            out.push_str(&format!("  server     {old} -> {new}\n"));
+        }
+        output::text(&out)?;
+    }
+    Ok(code)
+}
+
+fn restart_stead(client: &Client, service: String, mut timer: Timer) -> anyhow::Result<Report> {
+    let old = match client.connect() {
+        Ok(mut conn) => {
+            let stopped = conn.stop(StopParams::default())?;
+            timer.lap(
+                "stop",
+                format!("server {} released the state directory", stopped.server_id),
+            );
+            let identity = StartIdentity::from_stored(stopped.start_identity);
+            if !identity::wait_gone(stopped.pid, &identity, OLD_SERVER_EXIT) {
+                bail!(
+                    "the old server (pid {}) did not exit within {}s; not starting another beside it",
+                    stopped.pid,
+                    OLD_SERVER_EXIT.as_secs()
+                );
+            }
+            timer.lap("exit", format!("pid {} is gone", stopped.pid));
+            Some(stopped.server_id)
+        }
+        Err(_) => None,
+    };
+    let hello = client.connect_or_start()?.hello().clone();
+    if old.as_deref() == Some(hello.server_id.as_str()) {
+        bail!(
+            "the server answering after the restart is the old one ({})",
+            hello.server_id
+        );
+    }
+    timer.lap(
+        "start",
+        format!("server {} (pid {}) answers", hello.server_id, hello.pid),
+    );
+    Ok(Report {
+        service,
+        restarted: true,
+        phases: timer.phases,
+        old_server_id: old,
+        new_server_id: Some(hello.server_id),
+    })
+}
+
+fn restart_service(
+    client: &Client,
+    args: &Args,
+    service: String,
+    mut timer: Timer,
+) -> anyhow::Result<Report> {
+    let mut conn = client.connect_or_start()?;
+    let spec = conn
+        .service_list()?
+        .into_iter()
+        .find(|s| s.spec.name == service)
+        .with_context(|| format!("no service named {service:?} (see `stead service ls`)"))?
+        .spec;
+    let Some(command) = spec.restart.clone() else {
+        bail!(
+            "service {service} has no restart command (stead service add {service} --restart CMD)"
+        );
+    };
+    conn.restart_begin(&service, args.force)?;
+    let result = (|| -> anyhow::Result<()> {
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .status()
+            .with_context(|| format!("failed to run the restart command {command:?}"))?;
+        if !status.success() {
+            bail!("the restart command {command:?} {status}");
+        }
+        timer.lap("restart", format!("`{command}` succeeded"));
+        let Some(ready) = &spec.ready else {
+            timer.lap("ready", "no ready check declared");
+            return Ok(());
+        };
+        let limit = schedule::parse_duration(&args.timeout)?;
+        let started = Instant::now();
+        loop {
+            match ready_check::check(ready, Duration::from_secs(5)) {
+                Check::Ready => break,
+                Check::NotYet(why) if started.elapsed() >= limit => {
+                    bail!(
+                        "{service} did not become ready within {}: {why}",
+                        args.timeout
+                    )
+                }
+                Check::NotYet(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+        timer.lap("ready", format!("`{ready}` passes"));
+        Ok(())
+    })();
+    // Whatever happened, the restart is over: dependent fires must not wait for ever.
+    let ended = conn.restart_end(&service);
+    result?;
+    ended?;
+    Ok(Report {
+        service,
+        restarted: true,
+        phases: timer.phases,
+        old_server_id: None,
+        new_server_id: None,
+    })
+}

@@ -1,0 +1,151 @@
+//! `stead service add|ls|rm`: the services runs depend on.
+
+use std::path::Path;
+
+use clap::Subcommand;
+use stead::client::Client;
+use stead_protocol::{Service, ServiceSpec, exit};
+
+use super::output;
+use super::render::{self, NONE};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: ServiceCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ServiceCommand {
+    /// Declare a service: how to restart it, how to tell it is ready, how the system knows it
+    Add(AddArgs),
+    /// List services (the built-in `stead` first)
+    Ls(JsonArgs),
+    /// Remove a service (refused while a job depends on it)
+    Rm(NameArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct AddArgs {
+    /// The service's name
+    name: String,
+    /// A shell command that restarts it (used by `stead restart --service NAME`)
+    #[arg(long, value_name = "CMD")]
+    restart: Option<String>,
+    /// Ready when this shell command exits 0, or this http:// URL answers 2xx
+    #[arg(long, value_name = "CMD|URL")]
+    ready: Option<String>,
+    /// Its systemd unit (the guard refuses `systemctl restart|stop|kill UNIT` ungated)
+    #[arg(long, value_name = "UNIT")]
+    systemd_unit: Option<String>,
+    /// Its launchd label (the guard refuses `launchctl kickstart -k|bootout|…` ungated)
+    #[arg(long, value_name = "LABEL")]
+    launchd_label: Option<String>,
+    /// Its process name (the guard refuses `kill`/`pkill`/`killall` of it ungated)
+    #[arg(long, value_name = "NAME")]
+    process: Option<String>,
+    /// Print the service as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct JsonArgs {
+    /// Print as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct NameArgs {
+    name: String,
+    /// Print the removed service as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let mut conn = Client::for_state_dir(dir)?.connect_or_start()?;
+    match args.command {
+        ServiceCommand::Add(add) => {
+            let json = add.json;
+            let service = conn.service_add(&ServiceSpec {
+                name: add.name,
+                restart: add.restart,
+                ready: add.ready,
+                systemd_unit: add.systemd_unit,
+                launchd_label: add.launchd_label,
+                process: add.process,
+            })?;
+            show(&service, json, "added service")?;
+        }
+        ServiceCommand::Ls(ls) => {
+            let services = conn.service_list()?;
+            if ls.json {
+                output::json(&services)?;
+            } else {
+                output::text(&render_list(&services))?;
+            }
+        }
+        ServiceCommand::Rm(rm) => {
+            let service = conn.service_remove(&rm.name)?;
+            show(&service, rm.json, "removed service")?;
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn show(service: &Service, json: bool, verb: &str) -> std::io::Result<()> {
+    if json {
+        output::json(service)
+    } else {
+        output::text(&format!("{verb} {}\n", service.spec.name))
+    }
+}
+
+fn render_list(services: &[Service]) -> String {
+    let rows: Vec<Vec<String>> = services
+        .iter()
+        .map(|s| {
+            vec![
+                s.spec.name.clone(),
+                if s.restarting { "restarting" } else { "-" }.to_string(),
+                s.spec.ready.clone().unwrap_or_else(|| NONE.into()),
+                s.spec.restart.clone().unwrap_or_else(|| NONE.into()),
+                known_as(&s.spec),
+                if s.dependents.is_empty() {
+                    NONE.into()
+                } else {
+                    s.dependents.join(", ")
+                },
+            ]
+        })
+        .collect();
+    render::table(
+        &[
+            "NAME",
+            "STATE",
+            "READY",
+            "RESTART",
+            "KNOWN AS",
+            "DEPENDENT JOBS",
+        ],
+        rows,
+    )
+}
+
+fn known_as(spec: &ServiceSpec) -> String {
+    let names: Vec<String> = [
+        spec.systemd_unit.as_ref().map(|u| format!("unit {u}")),
+        spec.launchd_label.as_ref().map(|l| format!("label {l}")),
+        spec.process.as_ref().map(|p| format!("process {p}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if names.is_empty() {
+        NONE.into()
+    } else {
+        names.join(", ")
+    }
+}
