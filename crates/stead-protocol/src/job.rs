@@ -179,7 +179,10 @@ pub struct SetEnabled {
 #[serde(deny_unknown_fields)]
 pub struct ApplyParams {
     pub jobs: Vec<JobSpec>,
-    /// Remove jobs that are not in `jobs`.
+    /// Services declared in the same file (`[[service]]` tables).
+    #[serde(default)]
+    pub services: Vec<crate::ServiceSpec>,
+    /// Remove jobs (and services) that are not in the file.
     #[serde(default)]
     pub prune: bool,
     /// Compute and report the plan, change nothing.
@@ -195,6 +198,18 @@ pub struct ApplyResult {
     pub removed: Vec<String>,
     pub unchanged: Vec<String>,
     pub dry_run: bool,
+    /// The same for services.
+    #[serde(default)]
+    pub services: ServiceChanges,
+}
+
+/// What `apply` did to services.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceChanges {
+    pub created: Vec<String>,
+    pub changed: Vec<String>,
+    pub removed: Vec<String>,
+    pub unchanged: Vec<String>,
 }
 
 /// One changed job and the fields that changed.

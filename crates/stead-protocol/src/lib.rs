@@ -17,7 +17,8 @@ mod service;
 mod status;
 
 pub use job::{
-    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, SetEnabled,
+    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec,
+    ServiceChanges, SetEnabled,
 };
 pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,

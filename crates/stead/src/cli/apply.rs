@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use stead::client::Client;
-use stead_protocol::{ApplyParams, ApplyResult, JobSpec, exit};
+use stead_protocol::{ApplyParams, ApplyResult, JobSpec, ServiceSpec, exit};
 
 use super::errors::DataError;
 use super::output;
@@ -30,22 +30,25 @@ pub struct Args {
     json: bool,
 }
 
-/// The file's shape: only `[[job]]` tables, so a misspelt `[[jobs]]` is an error rather
-/// than an empty file (which, with `--prune`, would remove every job).
+/// The file's shape: only `[[job]]` and `[[service]]` tables, so a misspelt `[[jobs]]`
+/// is an error rather than an empty file (which, with `--prune`, would remove every job).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JobFile {
     #[serde(default)]
     job: Vec<JobSpec>,
+    #[serde(default)]
+    service: Vec<ServiceSpec>,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| DataError(format!("cannot read {}: {e}", args.file.display())))?;
-    let jobs = parse(&args.file, &text)?;
+    let (jobs, services) = parse(&args.file, &text)?;
     let client = Client::for_state_dir(dir)?;
     let result = client.connect_or_start()?.apply(ApplyParams {
         jobs,
+        services,
         prune: args.prune,
         dry_run: args.dry_run,
     })?;
@@ -57,8 +60,8 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     Ok(exit::SUCCESS)
 }
 
-/// The jobs of a job file, or why the file is refused (its path first).
-fn parse(path: &Path, text: &str) -> Result<Vec<JobSpec>, DataError> {
+/// The jobs and services of a job file, or why the file is refused (its path first).
+fn parse(path: &Path, text: &str) -> Result<(Vec<JobSpec>, Vec<ServiceSpec>), DataError> {
     let file: JobFile = toml::from_str(text)
         .map_err(|e| DataError(format!("{}: {}", path.display(), e.to_string().trim_end())))?;
     for (i, job) in file.job.iter().enumerate() {
@@ -72,7 +75,7 @@ fn parse(path: &Path, text: &str) -> Result<Vec<JobSpec>, DataError> {
             )));
         }
     }
-    Ok(file.job)
+    Ok((file.job, file.service))
 }
 
 fn render(result: &ApplyResult) -> String {
@@ -95,6 +98,16 @@ fn render(result: &ApplyResult) -> String {
     }
     for name in &result.removed {
         let _ = writeln!(out, "- {removed} {name}");
+    }
+    let s = &result.services;
+    for name in &s.created {
+        let _ = writeln!(out, "+ {created} service {name}");
+    }
+    for name in &s.changed {
+        let _ = writeln!(out, "~ {changed} service {name}");
+    }
+    for name in &s.removed {
+        let _ = writeln!(out, "- {removed} service {name}");
     }
     let (c, h, r, u) = (
         result.created.len(),
@@ -122,7 +135,9 @@ mod tests {
     use super::*;
 
     fn parse_str(text: &str) -> Result<Vec<JobSpec>, String> {
-        parse(Path::new("jobs.toml"), text).map_err(|e| e.0)
+        parse(Path::new("jobs.toml"), text)
+            .map(|(jobs, _)| jobs)
+            .map_err(|e| e.0)
     }
 
     #[test]
@@ -231,6 +246,7 @@ mod tests {
             removed: vec!["old".into()],
             unchanged: vec!["same".into(), "same2".into()],
             dry_run,
+            services: Default::default(),
         }
     }
 

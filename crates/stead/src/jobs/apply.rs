@@ -99,6 +99,7 @@ impl Plan {
             removed: self.remove.clone(),
             unchanged: self.unchanged.clone(),
             dry_run,
+            services: Default::default(),
         }
     }
 }

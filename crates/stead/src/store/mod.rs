@@ -64,6 +64,19 @@ pub enum StoreError {
     NoSuchHold(String),
 }
 
+/// Everything one `apply` changes, in the order the store applies it: services first
+/// (jobs may name them), then jobs, then removed services (once no job names them).
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    pub create_services: Vec<stead_protocol::ServiceSpec>,
+    pub update_services: Vec<stead_protocol::ServiceSpec>,
+    pub create_jobs: Vec<JobSpec>,
+    /// New spec, and whether its schedule restarts (a schedule change, a re-enable).
+    pub update_jobs: Vec<(JobSpec, bool)>,
+    pub remove_jobs: Vec<String>,
+    pub remove_services: Vec<String>,
+}
+
 /// A service as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredService {
@@ -232,16 +245,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Removes a job; its runs stay in the ledger.
     fn job_remove(&self, name: &str, epoch: i64) -> Result<StoredJob, StoreError>;
 
-    /// Applies creations, updates (with whether the schedule changed) and removals in one
-    /// transaction: all or nothing.
-    fn job_apply(
-        &self,
-        create: &[JobSpec],
-        update: &[(JobSpec, bool)],
-        remove: &[String],
-        now: Timestamp,
-        epoch: i64,
-    ) -> Result<(), StoreError>;
+    /// Applies a declarative file's changes in one transaction: all or nothing.
+    fn apply(&self, changes: &Changes, now: Timestamp, epoch: i64) -> Result<(), StoreError>;
 
     /// Records that a job's fires up to `through` were handled without a run (a disabled
     /// job's, or ones a catch-up policy skipped).

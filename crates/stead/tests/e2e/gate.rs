@@ -291,3 +291,129 @@ fn a_service_restart_waits_for_a_dependent_run_and_force_cuts_it_to_be_resumed()
     wait_status(&dir, resumed["id"].as_i64().unwrap(), "succeeded");
     assert_eq!(std::fs::read_to_string(&restarts).unwrap(), "x\n");
 }
+
+#[test]
+fn a_dependent_run_failing_during_a_restart_is_interrupted_and_resumed() {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_RESUME_DELAY_MS", "0");
+    let down = dir.path().join("web-down");
+    let proceed = dir.path().join("proceed");
+    // The restart keeps the service down until the test lets it come back.
+    web(
+        &dir,
+        &format!(
+            "touch {d}; while [ ! -e {p} ]; do sleep 0.02; done; rm {d}",
+            d = down.display(),
+            p = proceed.display()
+        ),
+        "true",
+    );
+    add_job(
+        &dir,
+        "client",
+        &["--depends-on", "web"],
+        &format!(
+            "if [ \"$STEAD_ATTEMPT\" = 1 ] && [ -e {} ]; then echo web is down; exit 7; fi",
+            down.display()
+        ),
+    );
+    let restart = dir
+        .stead(&["restart", "--service", "web", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the restart has taken web down", || down.exists());
+
+    // A run started meanwhile fails because web is down: that is the restart's doing.
+    let id = json(&dir, &["run", "client"])["id"].as_i64().unwrap();
+    let cut = wait_status(&dir, id, "interrupted");
+    assert_eq!(
+        cut["reason"],
+        "interrupted: its service web was being restarted (exited with code 7)"
+    );
+    assert_eq!(
+        cut["resolution"],
+        Value::Null,
+        "not resumed while web is down"
+    );
+
+    std::fs::write(&proceed, b"").unwrap();
+    let out = restart.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let settled = wait_resolved_gate(&dir, id);
+    assert!(
+        settled["resolution"]
+            .as_str()
+            .unwrap()
+            .starts_with("resumed as run"),
+        "{settled}"
+    );
+}
+
+fn wait_resolved_gate(dir: &StateDir, id: i64) -> Value {
+    let mut run = Value::Null;
+    wait_until("the cut run is resolved", || {
+        run = run_of(dir, id);
+        run["resolution"].is_string()
+    });
+    run
+}
+
+#[test]
+fn apply_files_declare_services_and_jobs_must_name_known_ones() {
+    let dir = StateDir::new();
+    std::fs::create_dir_all(dir.path()).unwrap();
+    let file = dir.path().join("stack.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[service]]
+name = "web"
+restart = "true"
+ready = "true"
+systemd_unit = "web.service"
+
+[[job]]
+name = "sync"
+depends_on = ["web"]
+command = ["true"]
+"#,
+    )
+    .unwrap();
+    let first = json(&dir, &["apply", file.to_str().unwrap()]);
+    assert_eq!(first["services"]["created"][0], "web", "{first}");
+    assert_eq!(first["created"][0], "sync");
+    let again = json(&dir, &["apply", file.to_str().unwrap()]);
+    assert_eq!(again["services"]["unchanged"][0], "web", "{again}");
+    let services = json(&dir, &["service", "ls"]);
+    let web = services
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "web")
+        .unwrap()
+        .clone();
+    assert_eq!(web["dependents"][0], "sync");
+
+    // A job naming a service nobody declared is refused, and nothing changes.
+    let out = dir.run(&["job", "add", "typo", "--depends-on", "wbe", "--", "true"]);
+    assert_eq!(out.status.code(), Some(65), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("\"wbe\""),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A service still named by a job cannot be removed.
+    let out = dir.run(&["service", "rm", "web"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("sync"), "{}", text(&out.stderr));
+
+    // Pruning to an empty file removes both, jobs first.
+    std::fs::write(&file, "").unwrap();
+    let pruned = json(&dir, &["apply", file.to_str().unwrap(), "--prune"]);
+    assert_eq!(pruned["removed"][0], "sync", "{pruned}");
+    assert_eq!(pruned["services"]["removed"][0], "web");
+    assert_eq!(json(&dir, &["service", "ls"]).as_array().unwrap().len(), 1);
+}

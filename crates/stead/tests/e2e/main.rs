@@ -10,3 +10,4 @@ mod lifecycle;
 mod recovery;
 mod runs;
 mod scheduler;
+mod soak;

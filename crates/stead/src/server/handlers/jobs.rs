@@ -2,14 +2,17 @@
 
 use std::sync::Arc;
 
-use stead_protocol::{ApplyParams, ErrorBody, ErrorCode, Job, JobName, JobSpec, SetEnabled};
+use stead_protocol::{
+    ApplyParams, ErrorBody, ErrorCode, Job, JobName, JobSpec, STEAD_SERVICE, ServiceChanges,
+    SetEnabled,
+};
 
 use super::{HandlerResult, invalid, to_value};
 use crate::clock::rfc3339;
 use crate::jobs::{self, JobTiming};
 use crate::server::runs::blocking;
 use crate::server::shared::Shared;
-use crate::store::StoredJob;
+use crate::store::{Changes, StoredJob};
 
 /// The protocol's view of a stored job, with its next fire.
 pub fn job_view(shared: &Shared, job: &StoredJob) -> Job {
@@ -37,6 +40,11 @@ fn validated(spec: JobSpec) -> Result<JobSpec, ErrorBody> {
 
 pub async fn add(shared: &Arc<Shared>, spec: JobSpec) -> HandlerResult {
     let spec = validated(spec)?;
+    if !spec.depends_on.is_empty() {
+        let services = blocking(shared, |s| s.world.store.service_list()).await?;
+        let known: Vec<String> = services.into_iter().map(|s| s.spec.name).collect();
+        depends_on_known(&spec, &known)?;
+    }
     let epoch = shared.epoch();
     let job = blocking(shared, move |s| {
         s.world.store.job_insert(&spec, s.world.clock.now(), epoch)
@@ -102,29 +110,88 @@ pub async fn apply(shared: &Arc<Shared>, params: ApplyParams) -> HandlerResult {
         }
         desired.push(validated(spec)?);
     }
-    let current = blocking(shared, |s| s.world.store.job_list()).await?;
+    for (i, spec) in params.services.iter().enumerate() {
+        super::services::validate(spec)?;
+        if params.services[..i].iter().any(|o| o.name == spec.name) {
+            return Err(invalid(format!(
+                "service {:?} is declared twice",
+                spec.name
+            )));
+        }
+    }
+    let (current, services) = blocking(shared, |s| {
+        Ok((s.world.store.job_list()?, s.world.store.service_list()?))
+    })
+    .await?;
+    let mut changes = Changes::default();
+    let mut service_result = ServiceChanges::default();
+    for spec in &params.services {
+        match services.iter().find(|s| s.spec.name == spec.name) {
+            None => {
+                service_result.created.push(spec.name.clone());
+                changes.create_services.push(spec.clone());
+            }
+            Some(stored) if stored.spec == *spec => {
+                service_result.unchanged.push(spec.name.clone())
+            }
+            Some(_) => {
+                service_result.changed.push(spec.name.clone());
+                changes.update_services.push(spec.clone());
+            }
+        }
+    }
+    if params.prune {
+        for stored in &services {
+            if !params.services.iter().any(|s| s.name == stored.spec.name) {
+                service_result.removed.push(stored.spec.name.clone());
+                changes.remove_services.push(stored.spec.name.clone());
+            }
+        }
+    }
+    let known: Vec<String> = services
+        .iter()
+        .map(|s| s.spec.name.clone())
+        .filter(|n| !changes.remove_services.contains(n))
+        .chain(params.services.iter().map(|s| s.name.clone()))
+        .collect();
+    for spec in &desired {
+        depends_on_known(spec, &known)?;
+    }
     let plan = jobs::apply::plan(&current, &desired, params.prune);
-    let result = plan.result(params.dry_run);
+    let mut result = plan.result(params.dry_run);
+    result.services = service_result;
     if params.dry_run {
         return to_value(result);
     }
+    changes.create_jobs = plan.create;
+    changes.update_jobs = plan
+        .update
+        .into_iter()
+        .map(|(spec, _, schedule)| (spec, schedule))
+        .collect();
+    changes.remove_jobs = plan.remove;
     let epoch = shared.epoch();
     blocking(shared, move |s| {
-        let update: Vec<_> = plan
-            .update
-            .iter()
-            .map(|(spec, _, schedule)| (spec.clone(), *schedule))
-            .collect();
-        s.world.store.job_apply(
-            &plan.create,
-            &update,
-            &plan.remove,
-            s.world.clock.now(),
-            epoch,
-        )
+        s.world.store.apply(&changes, s.world.clock.now(), epoch)
     })
     .await?;
     shared.jobs_changed.notify_one();
     shared.changed();
     to_value(result)
+}
+
+/// A job may only name services that exist (or `stead`): a typo must not leave a job
+/// unprotected by the gate.
+fn depends_on_known(spec: &JobSpec, known: &[String]) -> Result<(), ErrorBody> {
+    match spec
+        .depends_on
+        .iter()
+        .find(|d| d.as_str() != STEAD_SERVICE && !known.contains(d))
+    {
+        Some(missing) => Err(invalid(format!(
+            "job {}: depends_on names {missing:?}, which is not a declared service (stead service add {missing} ...)",
+            spec.name
+        ))),
+        None => Ok(()),
+    }
 }

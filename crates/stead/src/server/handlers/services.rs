@@ -51,7 +51,8 @@ fn builtin(jobs: &[StoredJob]) -> Service {
     }
 }
 
-pub async fn add(shared: &Arc<Shared>, spec: ServiceSpec) -> HandlerResult {
+/// Checks a service spec before anything is stored.
+pub fn validate(spec: &ServiceSpec) -> Result<(), ErrorBody> {
     if spec.name == STEAD_SERVICE {
         return Err(ErrorBody::new(
             ErrorCode::Conflict,
@@ -75,6 +76,11 @@ pub async fn add(shared: &Arc<Shared>, spec: ServiceSpec) -> HandlerResult {
             return Err(invalid(format!("service {}: {field} is empty", spec.name)));
         }
     }
+    Ok(())
+}
+
+pub async fn add(shared: &Arc<Shared>, spec: ServiceSpec) -> HandlerResult {
+    validate(&spec)?;
     let epoch = shared.epoch();
     let (service, jobs) = blocking(shared, move |s| {
         let service = s

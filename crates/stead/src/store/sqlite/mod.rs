@@ -25,7 +25,8 @@ pub use runs::MAX_LIST as MAX_RUN_LIST;
 use stead_protocol::{JobSpec, Run, RunFilter};
 
 use super::{
-    ActiveRun, Admission, NewRun, PlanFn, Store, StoreError, StoredHold, StoredJob, StoredService,
+    ActiveRun, Admission, Changes, NewRun, PlanFn, Store, StoreError, StoredHold, StoredJob,
+    StoredService,
 };
 use crate::clock::{from_ms, to_ms};
 use crate::lifecycle::identity::StartIdentity;
@@ -375,23 +376,25 @@ impl Store for SqliteStore {
         self.write(Some(epoch), |tx| jobs::remove(tx, name))
     }
 
-    fn job_apply(
-        &self,
-        create: &[JobSpec],
-        update: &[(JobSpec, bool)],
-        remove: &[String],
-        now: Timestamp,
-        epoch: i64,
-    ) -> Result<(), StoreError> {
+    fn apply(&self, changes: &Changes, now: Timestamp, epoch: i64) -> Result<(), StoreError> {
         self.write(Some(epoch), |tx| {
-            for name in remove {
+            for spec in &changes.create_services {
+                services::insert(tx, spec, now)?;
+            }
+            for spec in &changes.update_services {
+                services::update(tx, spec)?;
+            }
+            for name in &changes.remove_jobs {
                 jobs::remove(tx, name)?;
             }
-            for (spec, schedule_changed) in update {
+            for (spec, schedule_changed) in &changes.update_jobs {
                 jobs::update(tx, spec, *schedule_changed, now)?;
             }
-            for spec in create {
+            for spec in &changes.create_jobs {
                 jobs::insert(tx, spec, now)?;
+            }
+            for name in &changes.remove_services {
+                services::remove(tx, name)?;
             }
             Ok(())
         })

@@ -58,6 +58,20 @@ pub fn insert(
     get(tx, &spec.name)?.ok_or_else(|| StoreError::NoSuchService(spec.name.clone()))
 }
 
+pub fn update(tx: &Transaction<'_>, spec: &ServiceSpec) -> Result<(), StoreError> {
+    let n = tx.execute(
+        "UPDATE services SET spec = ?2 WHERE name = ?1",
+        params![
+            spec.name,
+            serde_json::to_string(spec).expect("a service spec always serializes")
+        ],
+    )?;
+    if n == 0 {
+        return Err(StoreError::NoSuchService(spec.name.clone()));
+    }
+    Ok(())
+}
+
 pub fn remove(tx: &Transaction<'_>, name: &str) -> Result<StoredService, StoreError> {
     let service = get(tx, name)?.ok_or_else(|| StoreError::NoSuchService(name.to_string()))?;
     // A job that depends on it would silently lose its protection.
