@@ -30,7 +30,12 @@ pub struct Stats {
 
 impl Stats {
     pub fn of(samples: &[Duration]) -> Self {
-        let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        Self::of_ms(samples.iter().map(|d| d.as_secs_f64() * 1e3).collect())
+    }
+
+    /// The same over samples already in milliseconds, which may be negative (an event
+    /// that came before the instant it is measured from).
+    pub fn of_ms(mut ms: Vec<f64>) -> Self {
         ms.sort_by(f64::total_cmp);
         let n = ms.len();
         let median = match n {

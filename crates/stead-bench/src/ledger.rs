@@ -127,3 +127,170 @@ pub fn fill(dir: &Path, job: &str, n: u64) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// A run's status and resolution (`None`: no such run).
+pub fn status(conn: &Connection, id: i64) -> anyhow::Result<Option<(String, Option<String>)>> {
+    Ok(conn
+        .query_row(
+            "SELECT status, resolution FROM runs WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?)
+}
+
+/// The run that resumes `parent`: its id, trigger, `created_at_ms` and `started_at_ms`
+/// (`None` until the monitor marks it running).
+pub struct Resumed {
+    pub id: i64,
+    pub trigger: String,
+    pub created_ms: i64,
+    pub started_ms: Option<i64>,
+}
+
+pub fn resumed(conn: &Connection, parent: i64) -> anyhow::Result<Option<Resumed>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, trigger, created_at_ms, started_at_ms FROM runs WHERE parent_id = ?1",
+            [parent],
+            |r| {
+                Ok(Resumed {
+                    id: r.get(0)?,
+                    trigger: r.get(1)?,
+                    created_ms: r.get(2)?,
+                    started_ms: r.get(3)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// The row id of the job named `name`.
+pub fn job_id(conn: &Connection, name: &str) -> anyhow::Result<Option<i64>> {
+    Ok(conn
+        .query_row("SELECT id FROM jobs WHERE name = ?1", [name], |r| r.get(0))
+        .optional()?)
+}
+
+/// Runs that have not ended.
+pub fn active(conn: &Connection) -> anyhow::Result<u64> {
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM runs WHERE status IN ('queued', 'running')",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(u64::try_from(n)?)
+}
+
+/// Of the runs with ids in `first..=last`: how many are still active, how many are
+/// interrupted with a resolution, and how many runs resume one of them.
+pub fn settled(conn: &Connection, first: i64, last: i64) -> anyhow::Result<(u64, u64, u64)> {
+    let (active, resolved, resumes): (i64, i64, i64) = conn.query_row(
+        "SELECT
+             (SELECT count(*) FROM runs WHERE id BETWEEN ?1 AND ?2
+                  AND status IN ('queued', 'running')),
+             (SELECT count(*) FROM runs WHERE id BETWEEN ?1 AND ?2
+                  AND status = 'interrupted' AND resolution IS NOT NULL),
+             (SELECT count(*) FROM runs WHERE parent_id BETWEEN ?1 AND ?2)",
+        [first, last],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    Ok((
+        u64::try_from(active)?,
+        u64::try_from(resolved)?,
+        u64::try_from(resumes)?,
+    ))
+}
+
+/// The rows [`owe`] adds to a stopped server's ledger: runs a new server must settle.
+pub struct Owed<'a> {
+    /// Runs still `running` of the job `job` (which exists), whose monitor is gone: a
+    /// reconcile at boot interrupts them, and the resume pass resumes them.
+    pub running: u64,
+    /// `interrupted` runs without resolution of a removed job (`removed_job_id`, a name
+    /// no job has): the resume pass declines them.
+    pub interrupted: u64,
+    pub job: &'a str,
+    pub removed_job_id: i64,
+    pub removed_job: &'a str,
+    /// This machine's id, as the next server will see it.
+    pub machine_id: &'a str,
+    /// The current boot, so the reconcile blames the monitor, not a reboot.
+    pub boot_id: &'a str,
+    /// The pid of a process that has exited: the "monitor" of the running rows.
+    pub dead_pid: u32,
+}
+
+/// Appends `owed.running` running rows, then `owed.interrupted` interrupted rows, after
+/// the newest run of `owed.job` (which copies its epoch), created in the last minute,
+/// in one transaction. The server must be stopped. Returns the first and last id added.
+pub fn owe(dir: &Path, owed: &Owed<'_>) -> anyhow::Result<(i64, i64)> {
+    let path = ledger(dir);
+    let mut conn =
+        Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let tx = conn.transaction()?;
+    let (job_id, epoch): (i64, i64) = tx
+        .query_row(
+            "SELECT job_id, epoch FROM runs WHERE job = ?1 ORDER BY id DESC LIMIT 1",
+            [owed.job],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?
+        .with_context(|| format!("no run of job {} in {}", owed.job, path.display()))?;
+    let first: i64 = tx.query_row("SELECT coalesce(max(id), 0) + 1 FROM runs", [], |r| {
+        r.get(0)
+    })?;
+    let now = jiff::Timestamp::now().as_millisecond();
+    let logs = dir.join("logs/runs");
+    let total = (owed.running + owed.interrupted) as i64;
+    {
+        let mut insert = tx.prepare(
+            "INSERT INTO runs (id, job_id, job, trigger, scheduled_at_ms, idempotency_key,
+                 attempt, machine_id, boot_id, monitor_pid, monitor_start_identity, status,
+                 reason, created_at_ms, started_at_ms, ended_at_ms, log_path, plan, epoch)
+             VALUES (?1, ?2, ?3, 'on_demand', NULL, ?4, 1, ?5, ?6, ?7, 'linux:gone:1', ?8,
+                 ?9, ?10, ?11, ?12, ?13, '{}', ?14)",
+        )?;
+        for i in 0..total {
+            let id = first + i;
+            let created = now - 60_000 + i;
+            let running = i < owed.running as i64;
+            let (job_id, job) = if running {
+                (job_id, owed.job)
+            } else {
+                (owed.removed_job_id, owed.removed_job)
+            };
+            let (status, reason, ended) = if running {
+                ("running", None, None)
+            } else {
+                (
+                    "interrupted",
+                    Some(format!(
+                        "interrupted: its monitor (pid {}) is gone",
+                        owed.dead_pid
+                    )),
+                    Some(created + 10),
+                )
+            };
+            insert.execute(params![
+                id,
+                job_id,
+                job,
+                format!("{job}#{id}"),
+                owed.machine_id,
+                owed.boot_id,
+                owed.dead_pid,
+                status,
+                reason,
+                created,
+                created + 3,
+                ended,
+                logs.join(format!("{id}.log")).to_string_lossy(),
+                epoch,
+            ])?;
+        }
+    }
+    tx.commit()?;
+    Ok((first, first + total - 1))
+}

@@ -6,6 +6,7 @@
 //! cargo build --release
 //! cargo run --release -p stead-bench -- foundation [--iterations N] [--stead PATH] [--pueue PATH] [--json]
 //! cargo run --release -p stead-bench -- runs [--iterations N] [--submissions N] [...]
+//! cargo run --release -p stead-bench -- recovery [--iterations N] [...]
 //! cargo run --release -p stead-bench -- all [...]
 //! ```
 //!
@@ -17,6 +18,7 @@ mod ledger;
 mod probe;
 mod proc;
 mod pueue;
+mod recovery;
 mod report;
 mod runs;
 mod stead;
@@ -42,7 +44,10 @@ enum Bench {
     Foundation(Args),
     /// Run throughput, fire-to-exec latency, `stead runs` over a large ledger, memory
     Runs(Args),
-    /// `foundation`, then `runs`
+    /// Resume of a cut run after a restart, cold start and reconcile over a large ledger
+    /// with runs to settle, and fire-to-exec latency again
+    Recovery(Args),
+    /// `foundation`, then `runs`, then `recovery`
     All(Args),
     /// Cleans up after a bench that died: reads its directory from stdin, waits for EOF
     #[command(hide = true)]
@@ -50,12 +55,16 @@ enum Bench {
     /// What the latency figure's job runs: appends its fire and start time to FILE
     #[command(hide = true)]
     Probe { file: PathBuf },
+    /// What the resume figure's first attempt runs: sleeps; DIR is for the cleanup
+    #[command(hide = true)]
+    Hold { dir: PathBuf },
 }
 
 #[derive(Debug, clap::Args)]
 struct Args {
     /// Repetitions of every timed figure [default: foundation: 200 round trips, 30 cold
-    /// starts, 30 recoveries; runs: 30 fires, 50 listings of each kind]
+    /// starts, 30 recoveries; runs: 30 fires, 50 listings of each kind; recovery: 15
+    /// resumes, 5 cold starts of each ledger, 30 fires]
     #[arg(long, value_name = "N")]
     iterations: Option<usize>,
     /// On-demand runs submitted by the runs throughput figure, on each side
@@ -85,12 +94,26 @@ fn main() -> ExitCode {
             let report = runs(&setup, &args)?;
             print(args.json, report.json(), || report.table())
         }),
+        Bench::Recovery(args) => Setup::new(&args).and_then(|setup| {
+            let report = recovery(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
         Bench::All(args) => Setup::new(&args).and_then(|setup| {
             let foundation = foundation(&setup, &args)?;
             let runs = runs(&setup, &args)?;
-            let json = serde_json::json!({ "foundation": foundation.json(), "runs": runs.json() });
+            let recovery = recovery(&setup, &args)?;
+            let json = serde_json::json!({
+                "foundation": foundation.json(),
+                "runs": runs.json(),
+                "recovery": recovery.json(),
+            });
             print(args.json, json, || {
-                format!("{}\n{}", foundation.table(), runs.table())
+                format!(
+                    "{}\n{}\n{}",
+                    foundation.table(),
+                    runs.table(),
+                    recovery.table()
+                )
             })
         }),
         Bench::Watchdog => {
@@ -98,6 +121,10 @@ fn main() -> ExitCode {
             Ok(())
         }
         Bench::Probe { file } => probe::main(&file, started),
+        Bench::Hold { dir: _ } => {
+            recovery::hold();
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -260,6 +287,41 @@ fn runs(setup: &Setup, args: &Args) -> anyhow::Result<report::RunsReport> {
     if let Some(p) = pueue {
         p.stop();
     }
+    drop(guard);
+    Ok(report)
+}
+
+fn recovery(setup: &Setup, args: &Args) -> anyhow::Result<report::RecoveryReport> {
+    let [resumes, cold, fires] = match args.iterations {
+        Some(n) => [n; 3],
+        None => [15, 5, 30],
+    };
+    let guard = setup.guard()?;
+    let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+    let version = Setup::version(&stead)?;
+
+    progress(&format!(
+        "resume after stop --cancel-runs: {resumes} restarts"
+    ));
+    let resume = recovery::resume(&stead, &setup.exe, resumes)?;
+    progress(&format!(
+        "cold start and reconcile with {} runs: {cold} starts of each ledger",
+        runs::LEDGER_ROWS
+    ));
+    let reconcile = recovery::reconcile(&stead, cold)?;
+    progress(&format!(
+        "fire-to-exec latency: {fires} fires, one a second"
+    ));
+    let latency = runs::latency(&stead, &setup.exe, &guard.root().join("probe"), fires)?;
+
+    let report = report::RecoveryReport {
+        stead: stead.exe().display().to_string(),
+        stead_version: version,
+        resume,
+        reconcile,
+        fires,
+        latency,
+    };
     drop(guard);
     Ok(report)
 }

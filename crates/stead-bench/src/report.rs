@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::figures::{Cold, Idle, Stats};
+use crate::recovery::{MACHINE_ID, RESUME_DELAY_MS, RESUME_TARGET_MS, Reconcile, Resume};
 use crate::runs::{
     IDLE_CRON, IDLE_JOBS, LISTINGS, Latency, Listing, MONITOR_TARGET_MIB, Memory, Throughput,
 };
@@ -335,6 +336,214 @@ const NOTES: [&str; 5] = [
      `--status failed` matches none of its runs, so the query reads the whole table.",
     "memory is read from /proc/PID/status once VmRSS is unchanged for 1 s; the jobs have \
      cron `0 3 1 1 *` in 5 zones, so none fires.",
+];
+
+/// The recovery figures.
+pub struct RecoveryReport {
+    pub stead: String,
+    pub stead_version: String,
+    pub resume: Resume,
+    pub reconcile: Reconcile,
+    pub fires: usize,
+    pub latency: Latency,
+}
+
+impl RecoveryReport {
+    pub fn table(&self) -> String {
+        let mut t = String::new();
+        let _ = writeln!(t, "stead {} ({})\n", self.stead_version, self.stead);
+        let head = |t: &mut String, title: &str| {
+            let _ = writeln!(
+                t,
+                "{title:<58} {:>5} {:>9} {:>9} {:>9}",
+                "n", "median", "p90", "min"
+            );
+        };
+        let row = |t: &mut String, name: &str, s: &Stats| {
+            let _ = writeln!(
+                t,
+                "{name:<58} {:>5} {:>9.2} {:>9.2} {:>9.2}",
+                s.n, s.median, s.p90, s.min
+            );
+        };
+
+        let r = &self.resume;
+        head(
+            &mut t,
+            &format!("server ready -> interrupted run resumed (ms, delay {RESUME_DELAY_MS})"),
+        );
+        row(&mut t, "stead status started -> answered (ready)", &r.ready);
+        row(
+            &mut t,
+            "ready -> resume run's row written (ms steps)",
+            &r.row,
+        );
+        row(
+            &mut t,
+            "ready -> resume run marked running (ms steps)",
+            &r.running,
+        );
+        let verdict = |ms: f64| {
+            if ms < RESUME_TARGET_MS {
+                "met"
+            } else {
+                "MISSED"
+            }
+        };
+        let _ = writeln!(
+            t,
+            "  target: resumed and running under {:.0} s after ready (median): {}",
+            RESUME_TARGET_MS / 1e3,
+            verdict(r.running.median)
+        );
+
+        let c = &self.reconcile;
+        let _ = writeln!(t);
+        head(
+            &mut t,
+            &format!(
+                "{} runs + {} running (monitor gone) + {} owed (ms)",
+                c.rows, c.running, c.owed
+            ),
+        );
+        row(&mut t, "cold start: stead status, empty ledger", &c.empty);
+        row(
+            &mut t,
+            &format!(
+                "cold start: stead status, {}k runs + {} to settle",
+                c.rows / 1000,
+                c.running + c.owed
+            ),
+            &c.full,
+        );
+        let _ = writeln!(
+            t,
+            "{:<58} {:>5} {:>8.2}x {:>8.2}x {:>8.2}x",
+            "  ratio to the empty ledger",
+            "",
+            c.full.median / c.empty.median,
+            c.full.p90 / c.empty.p90,
+            c.full.min / c.empty.min
+        );
+        row(
+            &mut t,
+            &format!(
+                "cold start: stead status, {}k runs, nothing to settle",
+                c.rows / 1000
+            ),
+            &c.settled,
+        );
+        row(
+            &mut t,
+            "log: first -> last \"reconciled a cut run\"",
+            &c.reconcile,
+        );
+        row(
+            &mut t,
+            "log: first \"reconciled\" -> \"settled the runs owed\"",
+            &c.settle,
+        );
+        row(
+            &mut t,
+            &format!("  of which {} resumes, first -> last", c.running),
+            &c.resumes,
+        );
+        row(
+            &mut t,
+            &format!(
+                "  of which {} declines (job removed), first -> last",
+                c.owed
+            ),
+            &c.declines,
+        );
+        row(
+            &mut t,
+            &format!(
+                "stead status started -> all {} settled (log)",
+                c.running + c.owed
+            ),
+            &c.until_settled,
+        );
+
+        let l = &self.latency;
+        let _ = writeln!(t);
+        head(
+            &mut t,
+            &format!("fire-to-exec, every 1s, {} fires (ms)", self.fires),
+        );
+        row(
+            &mut t,
+            "scheduled -> run row written (ms steps)",
+            &l.created,
+        );
+        row(
+            &mut t,
+            "scheduled -> monitor marks running (ms steps)",
+            &l.running,
+        );
+        row(&mut t, "fire \u{2192} exec (re-measured)", &l.exec);
+
+        let _ = writeln!(t, "\nnotes:");
+        for note in RECOVERY_NOTES {
+            let _ = writeln!(t, "- {note}");
+        }
+        t
+    }
+
+    pub fn json(&self) -> Value {
+        let r = &self.resume;
+        let c = &self.reconcile;
+        let l = &self.latency;
+        json!({
+            "stead": { "path": self.stead, "version": self.stead_version },
+            "server_env": { "STEAD_RESUME_DELAY_MS": RESUME_DELAY_MS, "STEAD_MACHINE_ID": MACHINE_ID },
+            "resume_after_cancel_runs_ms": {
+                "start_to_ready": stats(&r.ready),
+                "ready_to_resume_row": stats(&r.row),
+                "ready_to_resume_running": stats(&r.running),
+                "target_ms": RESUME_TARGET_MS,
+                "target_met": r.running.median < RESUME_TARGET_MS,
+            },
+            "reconcile_ms": {
+                "ledger_rows": c.rows,
+                "running_monitor_gone": c.running,
+                "owed_job_removed": c.owed,
+                "cold_start_empty": stats(&c.empty),
+                "cold_start_large": stats(&c.full),
+                "cold_start_large_nothing_to_settle": stats(&c.settled),
+                "log_first_to_last_reconciled": stats(&c.reconcile),
+                "log_first_reconciled_to_settled": stats(&c.settle),
+                "log_first_to_last_resumed": stats(&c.resumes),
+                "log_first_to_last_declined": stats(&c.declines),
+                "status_start_to_settled": stats(&c.until_settled),
+            },
+            "fire_to_exec_ms": {
+                "fires": self.fires,
+                "scheduled_to_row_written": stats(&l.created),
+                "scheduled_to_running": stats(&l.running),
+                "scheduled_to_probe_start": stats(&l.exec),
+            },
+            "notes": RECOVERY_NOTES,
+        })
+    }
+}
+
+const RECOVERY_NOTES: [&str; 5] = [
+    "every server here runs with STEAD_RESUME_DELAY_MS=0 and STEAD_MACHINE_ID set; \
+     each resume repetition uses a fresh state directory; ready is when the `stead status` \
+     process that started the server exited, on the bench's wall clock, compared with \
+     ledger times in whole milliseconds (a negative value: the row came first).",
+    "the first attempt of the resumed job execs `stead-bench hold DIR` (it sleeps); the \
+     resume attempt exits at once.",
+    "the large ledger is built once with SQLite while its server is stopped and copied \
+     into a fresh state directory for every cold start (so the file is in the page cache); \
+     the running rows name an exited process as monitor with start identity \
+     'linux:gone:1' and the current boot id, the owed rows a removed job.",
+    "the reconcile runs before the server answers, so it is inside the cold start; the \
+     resume pass runs after; the server log's timestamps have microseconds, and the first \
+     \"reconciled\" line is written after the first run is settled.",
+    "fire-to-exec is the `runs` figure's code path, re-run: it includes the probe's own \
+     process start.",
 ];
 
 fn stats(s: &Stats) -> Value {

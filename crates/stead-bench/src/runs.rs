@@ -36,7 +36,7 @@ pub const IDLE_CRON: &str = "0 3 1 1 *";
 pub const MONITOR_TARGET_MIB: f64 = 2.0;
 
 /// Calls `f` every [`POLL`] until it returns a value; fails after `limit`, saying `what`.
-fn poll<T>(
+pub fn poll<T>(
     limit: Duration,
     what: impl Fn() -> String,
     mut f: impl FnMut() -> anyhow::Result<Option<T>>,
