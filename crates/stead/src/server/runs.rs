@@ -401,6 +401,8 @@ pub async fn reconcile(shared: &Arc<Shared>) {
     let boot = shared.boot_id.clone();
     let found = blocking(shared, move |s| {
         let mut adopted = Vec::new();
+        let mut cut = Vec::new();
+        let now = s.world.clock.now();
         for run in s.world.store.runs_active(&machine)? {
             let reason = match (&run.monitor, run.status) {
                 _ if run.boot_id != boot => {
@@ -417,11 +419,15 @@ pub async fn reconcile(shared: &Arc<Shared>) {
                     "interrupted: the server stopped before the run's monitor started".to_string()
                 }
             };
-            let end = RunEnd::with_reason(RunStatus::Interrupted, reason, s.world.clock.now());
-            if s.world.store.run_settle(run.id, &end, epoch)? {
-                info!(run = run.id, job = %run.job, reason = ?end.reason, "reconciled a cut run");
-            }
+            info!(run = run.id, job = %run.job, %reason, "reconciled a cut run");
+            cut.push((
+                run.id,
+                RunEnd::with_reason(RunStatus::Interrupted, reason, now),
+            ));
         }
+        // One transaction for all of them: a server that comes back to many cut runs
+        // answers after one commit, not one per run.
+        s.world.store.run_settle_all(&cut, epoch)?;
         Ok(adopted)
     })
     .await;

@@ -435,6 +435,18 @@ impl Store for SqliteStore {
         self.write(Some(epoch), |tx| runs::settle(tx, id, end))
     }
 
+    fn run_settle_all(&self, ends: &[(i64, RunEnd)], epoch: i64) -> Result<Vec<i64>, StoreError> {
+        self.write(Some(epoch), |tx| {
+            let mut settled = Vec::new();
+            for (id, end) in ends {
+                if runs::settle(tx, *id, end)? {
+                    settled.push(*id);
+                }
+            }
+            Ok(settled)
+        })
+    }
+
     fn run_request_cancel(&self, id: i64, now: Timestamp, epoch: i64) -> Result<(), StoreError> {
         self.write(Some(epoch), |tx| runs::request_cancel(tx, id, now))
     }
