@@ -15,8 +15,8 @@ pub struct ServiceSpec {
     /// A shell command that restarts it (used by `stead restart --service`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart: Option<String>,
-    /// How to tell it is ready: an `http://` or `https://` URL that must answer 2xx, or a
-    /// shell command that must exit 0.
+    /// How to tell it is ready: an `http://` URL that must answer 2xx, or a shell command
+    /// that must exit 0 (for https, a command such as `curl -fsS URL`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<String>,
     /// Its systemd unit, for the guard (`systemctl [--user] restart|stop|kill UNIT`).

@@ -10,7 +10,6 @@
 //! - [`server`]: the daemon (`stead serve`);
 //! - [`client`]: connect, ensure a server is available, typed calls;
 //! - [`schedule`]: cron expressions, time zones and intervals: when jobs fire (pure);
-//! - [`gate`]: what a restart would cut (readiness) and service ready checks;
 //! - [`doctor`]: read-only diagnosis of a state directory.
 //!
 //! The design is in `docs/lifecycle.md` and the wire format in `docs/protocol.md`.
@@ -21,6 +20,7 @@ pub mod config;
 pub mod doctor;
 mod fsutil;
 pub mod gate;
+pub mod guard;
 pub mod jobs;
 pub mod lifecycle;
 pub mod machine;

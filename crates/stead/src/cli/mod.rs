@@ -6,6 +6,7 @@ mod cron;
 mod doctor;
 mod errors;
 mod gate;
+mod guard;
 mod hold;
 mod job;
 mod logs;
@@ -75,6 +76,9 @@ pub enum Command {
     Gate(gate::GateArgs),
     /// Restart stead or a declared service: the gate, the restart, then proof it is back
     Restart(restart::Args),
+    /// Refuse a shell command that would restart a guarded service without the gate
+    /// (exit 2), or answer an agent's pre-tool-use hook (--hook)
+    Guard(guard::Args),
     /// Watch one run (started by the server; reads its plan on stdin)
     #[command(hide = true)]
     Monitor,
@@ -101,6 +105,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Readiness(args) => gate::readiness(dir, args),
         Command::Gate(args) => gate::run(dir, args),
         Command::Restart(args) => restart::run(dir, args),
+        Command::Guard(args) => guard::run(dir, args),
         Command::Monitor => Ok(monitor::run()),
     }
 }

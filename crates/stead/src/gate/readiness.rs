@@ -31,7 +31,7 @@ pub struct Inputs<'a> {
     pub service: &'a str,
     pub now: Timestamp,
     pub window: SignedDuration,
-    /// Enabled jobs with their timing.
+    /// Every job with its timing (a disabled job's fires do not count, its runs do).
     pub jobs: &'a [(StoredJob, JobTiming)],
     pub in_flight: &'a [InFlight],
     pub holds: &'a [StoredHold],
@@ -85,7 +85,7 @@ pub fn readiness(inputs: Inputs<'_>) -> Answer {
         }));
     }
 
-    for (job, timing) in jobs.iter().filter(|(j, _)| depends(j)) {
+    for (job, timing) in jobs.iter().filter(|(j, _)| j.spec.enabled && depends(j)) {
         let Some(at) = timing.next_after(now) else {
             continue;
         };

@@ -111,4 +111,8 @@ pub trait RunRecorder {
 
     /// The run as recorded (for the failure hook's input).
     fn run(&self, run_id: i64) -> Result<Option<stead_protocol::Run>, StoreError>;
+
+    /// A service the run's job depends on that is being restarted now, if any: a failure
+    /// then is the restart's doing, and no alternative is dialled into it.
+    fn restarting_service(&self, run_id: i64) -> Result<Option<String>, StoreError>;
 }

@@ -29,8 +29,15 @@ const CANCEL_WAIT: Duration = Duration::from_millis(DEFAULT_KILL_GRACE_MS + 2_00
 /// Maps a store failure to a protocol error.
 pub fn store_error(e: StoreError) -> ErrorBody {
     let code = match &e {
-        StoreError::JobExists(_) => ErrorCode::Conflict,
-        StoreError::NoSuchJob(_) | StoreError::NoSuchRun(_) => ErrorCode::NotFound,
+        StoreError::JobExists(_)
+        | StoreError::ServiceExists(_)
+        | StoreError::ServiceInUse { .. }
+        | StoreError::Overlap(_)
+        | StoreError::AlreadyResolved(_) => ErrorCode::Conflict,
+        StoreError::NoSuchJob(_)
+        | StoreError::NoSuchRun(_)
+        | StoreError::NoSuchService(_)
+        | StoreError::NoSuchHold(_) => ErrorCode::NotFound,
         StoreError::Fenced { .. } => ErrorCode::ShuttingDown,
         _ => ErrorCode::StoreUnavailable,
     };

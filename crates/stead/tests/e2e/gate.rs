@@ -417,3 +417,93 @@ command = ["true"]
     assert_eq!(pruned["services"]["removed"][0], "web");
     assert_eq!(json(&dir, &["service", "ls"]).as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn the_guard_refuses_an_ungated_restart_and_hands_back_the_gated_one() {
+    let dir = StateDir::new();
+    web(&dir, "systemctl --user restart web.service", "true");
+    let out = dir.run(&[
+        "guard",
+        "--json",
+        "--",
+        "systemctl --user restart web.service",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let verdict: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdict["allowed"], false);
+    assert_eq!(verdict["service"], "web");
+    let instead = verdict["instead"].as_str().unwrap().to_string();
+    assert!(
+        instead.starts_with("stead gate --service web &&"),
+        "{instead}"
+    );
+    // What it hands back passes.
+    assert_eq!(dir.run(&["guard", "--", &instead]).status.code(), Some(0));
+    assert_eq!(
+        dir.run(&["guard", "--", "git commit -m 'pkill stead'"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        dir.run(&["guard", "--", "sh -c 'sleep 1; pkill stead'"])
+            .status
+            .code(),
+        Some(2)
+    );
+
+    // As an agent's pre-tool-use hook.
+    let mut hook = dir
+        .stead(&["guard", "--hook"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        hook.stdin.as_mut().unwrap(),
+        br#"{"tool_name": "Bash", "tool_input": {"command": "stead stop"}}"#,
+    )
+    .unwrap();
+    drop(hook.stdin.take());
+    let out = hook.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(!text(&out.stderr).is_empty());
+}
+
+#[test]
+fn service_mistakes_get_clear_errors_and_codes() {
+    let dir = StateDir::new();
+    web(&dir, "true", "true");
+    let dup = dir.run(&["service", "add", "web"]);
+    assert_eq!(dup.status.code(), Some(1), "{}", text(&dup.stderr));
+    assert!(text(&dup.stderr).contains("already exists"));
+    let missing = dir.run(&["hold", "release", "nobody"]);
+    assert_eq!(missing.status.code(), Some(1), "{}", text(&missing.stderr));
+    let https = dir.run(&[
+        "service",
+        "add",
+        "api",
+        "--ready",
+        "https://localhost/health",
+    ]);
+    assert_eq!(https.status.code(), Some(65), "{}", text(&https.stderr));
+    assert!(text(&https.stderr).contains("curl"));
+}
+
+#[test]
+fn a_run_of_a_disabled_job_still_blocks_a_restart() {
+    let dir = StateDir::new();
+    let gate = dir.path().join("gate");
+    web(&dir, "true", "true");
+    blocked_job(&dir, "sync", &gate, &[]);
+    let id = json(&dir, &["run", "sync"])["id"].as_i64().unwrap();
+    wait_status(&dir, id, "running");
+    json(&dir, &["job", "disable", "sync"]);
+    let readiness = json(&dir, &["readiness", "--service", "web"]);
+    assert_eq!(readiness["ready"], false, "{readiness}");
+    std::fs::write(&gate, b"").unwrap();
+    wait_status(&dir, id, "succeeded");
+}

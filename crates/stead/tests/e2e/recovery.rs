@@ -127,7 +127,7 @@ fn a_resume_that_is_cut_too_is_not_resumed_again() {
 
 #[test]
 fn receipts_close_landed_runs_and_resume_the_rest() {
-    let mut dir = StateDir::new();
+    let dir = StateDir::new();
     let keys = dir.path().join("keys");
     for (name, code) in [("landed", 0), ("not-landed", 1), ("check-crashed", 3)] {
         let check = format!(

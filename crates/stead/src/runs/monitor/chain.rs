@@ -28,8 +28,15 @@ pub struct Chained {
     pub halted: Option<Stop>,
 }
 
-/// Runs the plan's command and, after genuine failures, its alternatives.
-pub fn run(plan: &MonitorPlan, signals: &mut SignalPipe, log: &mut Log) -> Chained {
+/// Runs the plan's command and, after genuine failures, its alternatives. `restarting`
+/// names a service of the job being restarted: a failure then is the restart's doing,
+/// and the chain stops there (the ledger records the run interrupted).
+pub fn run(
+    plan: &MonitorPlan,
+    signals: &mut SignalPipe,
+    log: &mut Log,
+    restarting: &dyn Fn() -> Option<String>,
+) -> Chained {
     let limits = Limits::from_now(plan.timeout_ms, plan.kill_grace_ms);
     let total = plan.alternatives.len();
     let mut argv = &plan.argv;
@@ -48,6 +55,15 @@ pub fn run(plan: &MonitorPlan, signals: &mut SignalPipe, log: &mut Log) -> Chain
             return Chained {
                 end: cut_before(stop, &ran.end, k + 1, total),
                 halted: Some(stop).filter(|stop| stop.is_cut()),
+            };
+        }
+        if let Some(service) = restarting() {
+            log.note(&format!(
+                "not trying alternatives: service {service} is being restarted"
+            ));
+            return Chained {
+                end: told(ran, k, total),
+                halted: None,
             };
         }
         let failed = if k == 0 {

@@ -138,7 +138,7 @@ pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
         }
     }
     let (chained, session) = match Session::open(plan, signals) {
-        Ok(mut session) => (session.execute(plan), Some(session)),
+        Ok(mut session) => (session.execute(plan, recorder), Some(session)),
         Err(end) => (Chained { end, halted: None }, None),
     };
     let finished = with_retry(|| recorder.finish(plan.run_id, &chained.end));
@@ -200,7 +200,7 @@ impl Session {
     }
 
     /// Runs the command (and its alternatives) to the run's end.
-    fn execute(&mut self, plan: &MonitorPlan) -> Chained {
+    fn execute(&mut self, plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Chained {
         // A cancel or stop that arrived while the run was being marked: start nothing.
         if let Some(stop) = self.signals.take().into_iter().find_map(Stop::from_signal) {
             let reason = format!("{} before it started", stop.reason());
@@ -210,7 +210,8 @@ impl Session {
                 halted: Some(stop),
             };
         }
-        chain::run(plan, &mut self.signals, &mut self.log)
+        let restarting = || recorder.restarting_service(plan.run_id).ok().flatten();
+        chain::run(plan, &mut self.signals, &mut self.log, &restarting)
     }
 }
 

@@ -76,6 +76,16 @@ pub fn validate(spec: &ServiceSpec) -> Result<(), ErrorBody> {
             return Err(invalid(format!("service {}: {field} is empty", spec.name)));
         }
     }
+    if spec
+        .ready
+        .as_deref()
+        .is_some_and(|r| r.starts_with("https://"))
+    {
+        return Err(invalid(format!(
+            "service {}: https:// ready URLs are not supported; use an http:// URL on loopback, or a command such as `curl -fsS URL`",
+            spec.name
+        )));
+    }
     Ok(())
 }
 
@@ -210,7 +220,6 @@ pub async fn readiness(shared: &Arc<Shared>, params: ReadinessParams) -> Handler
                     .store
                     .job_list()?
                     .into_iter()
-                    .filter(|j| j.spec.enabled)
                     .filter_map(|j| {
                         let timing = JobTiming::of(&j.spec, j.anchor).ok()?;
                         Some((j, timing))

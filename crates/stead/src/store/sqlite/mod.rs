@@ -555,6 +555,18 @@ impl RunRecorder for SqliteStore {
     fn run(&self, run_id: i64) -> Result<Option<Run>, StoreError> {
         runs::get(&self.conn(), run_id)
     }
+
+    fn restarting_service(&self, run_id: i64) -> Result<Option<String>, StoreError> {
+        self.write(None, |tx| {
+            let job_id: i64 =
+                tx.query_row("SELECT job_id FROM runs WHERE id = ?1", [run_id], |r| {
+                    r.get(0)
+                })?;
+            Ok(services::restarting_dependencies(tx, job_id)?
+                .into_iter()
+                .next())
+        })
+    }
 }
 
 /// The result of SQLite's integrity check on a ledger, opened read-only.

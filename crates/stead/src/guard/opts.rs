@@ -1,0 +1,137 @@
+//! Reading a command's options the way getopt does: enough to find its operands and the
+//! few flags the guard cares about, without knowing every option of every tool.
+
+use super::words::Arg;
+
+/// Which options of a command take a value.
+pub(super) struct Spec {
+    /// Short letters that take a value, attached (`-uroot`) or as the next word.
+    pub short_values: &'static str,
+    /// Long names that take the next word as a value (`--user root`; `--user=root`
+    /// always works).
+    pub long_values: &'static [&'static str],
+    /// `-9` and `-KILL` name a signal (kill, pkill, killall), not a cluster of letters.
+    pub signals: bool,
+}
+
+impl Spec {
+    /// A command whose options take no value.
+    pub const FLAGS: Spec = Spec {
+        short_values: "",
+        long_values: &[],
+        signals: false,
+    };
+}
+
+/// One option as given: `k` for `-k`, `now` for `--now`, `signal` for `-9`.
+pub(super) struct Opt {
+    pub name: String,
+    pub value: Option<Arg>,
+}
+
+/// A command's arguments, read.
+pub(super) struct Scan<'a> {
+    pub options: Vec<Opt>,
+    pub operands: Vec<&'a Arg>,
+    /// With [`leading`], where the operands start (for a wrapper: its command).
+    pub rest: usize,
+}
+
+impl Scan<'_> {
+    pub fn has(&self, name: &str) -> bool {
+        self.options.iter().any(|o| o.name == name)
+    }
+}
+
+/// Options anywhere among the operands, as GNU tools read them.
+pub(super) fn scan<'a>(args: &'a [Arg], spec: &Spec) -> Scan<'a> {
+    read(args, spec, false)
+}
+
+/// Options up to the first operand, as a wrapper (`sudo`, `env`) reads them: what
+/// follows is its command, with options of its own.
+pub(super) fn leading<'a>(args: &'a [Arg], spec: &Spec) -> Scan<'a> {
+    read(args, spec, true)
+}
+
+fn read<'a>(args: &'a [Arg], spec: &Spec, stop_at_operand: bool) -> Scan<'a> {
+    let mut scan = Scan {
+        options: Vec::new(),
+        operands: Vec::new(),
+        rest: args.len(),
+    };
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let text = arg.text.as_str();
+        if text == "--" {
+            scan.rest = i;
+            scan.operands.extend(&args[i..]);
+            break;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value_of(arg, value))),
+                None if spec.long_values.contains(&long) => (long, next(args, &mut i)),
+                None => (long, None),
+            };
+            scan.options.push(Opt {
+                name: name.to_owned(),
+                value,
+            });
+        } else if let Some(body) = text.strip_prefix('-').filter(|b| !b.is_empty()) {
+            shorts(arg, body, args, &mut i, spec, &mut scan.options);
+        } else if stop_at_operand {
+            scan.rest = i - 1;
+            break;
+        } else {
+            scan.operands.push(arg);
+        }
+    }
+    scan
+}
+
+fn shorts(arg: &Arg, body: &str, args: &[Arg], i: &mut usize, spec: &Spec, out: &mut Vec<Opt>) {
+    let signal = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit();
+    if spec.signals && body.chars().all(signal) {
+        out.push(Opt {
+            name: "signal".to_owned(),
+            value: Some(value_of(arg, body)),
+        });
+        return;
+    }
+    for (at, letter) in body.char_indices() {
+        let mut value = None;
+        if spec.short_values.contains(letter) {
+            let attached = &body[at + letter.len_utf8()..];
+            value = if attached.is_empty() {
+                next(args, i)
+            } else {
+                Some(value_of(arg, attached))
+            };
+        }
+        let takes_rest = value.is_some();
+        out.push(Opt {
+            name: letter.to_string(),
+            value,
+        });
+        if takes_rest {
+            return;
+        }
+    }
+}
+
+fn next(args: &[Arg], i: &mut usize) -> Option<Arg> {
+    let value = args.get(*i).cloned();
+    *i += 1;
+    value
+}
+
+/// Part of a word, as a word: unknown if the whole word was.
+fn value_of(arg: &Arg, text: &str) -> Arg {
+    Arg {
+        text: text.to_owned(),
+        dynamic: arg.dynamic,
+        subs: Vec::new(),
+    }
+}
