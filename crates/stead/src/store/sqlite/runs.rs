@@ -150,12 +150,17 @@ fn active_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ActiveRun, StoreErr
 const ACTIVE_COLUMNS: &str =
     "id, job, status, machine_id, boot_id, monitor_pid, monitor_start_identity, epoch";
 
-pub fn active(conn: &Connection, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError> {
-    let mut stmt = conn.prepare(&format!(
+/// Runs that have not ended and match `condition` (a column compared with `?1`).
+fn active_where(
+    conn: &Connection,
+    condition: &str,
+    value: impl rusqlite::ToSql,
+) -> Result<Vec<ActiveRun>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT {ACTIVE_COLUMNS} FROM runs
-         WHERE status IN ('queued', 'running') AND machine_id = ?1 ORDER BY id"
+         WHERE status IN ('queued', 'running') AND {condition} ORDER BY id"
     ))?;
-    let rows = stmt.query_map([machine_id], active_from_row)?;
+    let rows = stmt.query_map([value], active_from_row)?;
     let mut runs = Vec::new();
     for row in rows {
         runs.push(row??);
@@ -163,17 +168,8 @@ pub fn active(conn: &Connection, machine_id: &str) -> Result<Vec<ActiveRun>, Sto
     Ok(runs)
 }
 
-fn active_of_job(tx: &Transaction<'_>, job_id: i64) -> Result<Vec<ActiveRun>, StoreError> {
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT {ACTIVE_COLUMNS} FROM runs
-         WHERE status IN ('queued', 'running') AND job_id = ?1 ORDER BY id"
-    ))?;
-    let rows = stmt.query_map([job_id], active_from_row)?;
-    let mut runs = Vec::new();
-    for row in rows {
-        runs.push(row??);
-    }
-    Ok(runs)
+pub fn active(conn: &Connection, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError> {
+    active_where(conn, "machine_id = ?1", machine_id)
 }
 
 pub fn admit(
@@ -183,7 +179,7 @@ pub fn admit(
     plan: PlanFn<'_>,
     epoch: i64,
 ) -> Result<Admission, StoreError> {
-    let running = active_of_job(tx, new.job_id)?;
+    let running = active_where(tx, "job_id = ?1", new.job_id)?;
     let now_ms = to_ms(new.created_at);
     let skip_reason = match (new.concurrency, running.first()) {
         (Concurrency::Forbid, Some(other)) => Some(format!(
@@ -332,14 +328,15 @@ pub fn land(tx: &Transaction<'_>, id: i64, now: Timestamp) -> Result<bool, Store
     Ok(n == 1)
 }
 
-/// Ends a run that has not ended. The status guard makes it happen at most once.
-pub fn settle(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+/// Ends a run whose status is one of `from` (a SQL list); the status guard makes it
+/// happen at most once, whoever races to write it.
+fn end_from(tx: &Transaction<'_>, id: i64, end: &RunEnd, from: &str) -> Result<bool, StoreError> {
     let n = tx
-        .prepare_cached(
+        .prepare_cached(&format!(
             "UPDATE runs SET status = ?2, exit_code = ?3, signal = ?4, reason = ?5,
                  ended_at_ms = ?6
-             WHERE id = ?1 AND status IN ('queued', 'running')",
-        )?
+             WHERE id = ?1 AND status IN ({from})"
+        ))?
         .execute(params![
             id,
             end.status.as_str(),
@@ -349,6 +346,11 @@ pub fn settle(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, Store
             to_ms(end.ended_at)
         ])?;
     Ok(n == 1)
+}
+
+/// Ends a run that has not ended, from the server's side.
+pub fn settle(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+    end_from(tx, id, end, "'queued', 'running'")
 }
 
 pub fn mark_running(
@@ -371,19 +373,5 @@ pub fn mark_running(
 /// The monitor's final write: only from `running`, so a run the server already settled
 /// (or a cancel before start) keeps its outcome.
 pub fn finish(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
-    let n = tx
-        .prepare_cached(
-            "UPDATE runs SET status = ?2, exit_code = ?3, signal = ?4, reason = ?5,
-                 ended_at_ms = ?6
-             WHERE id = ?1 AND status = 'running'",
-        )?
-        .execute(params![
-            id,
-            end.status.as_str(),
-            end.exit_code,
-            end.signal,
-            end.reason,
-            to_ms(end.ended_at)
-        ])?;
-    Ok(n == 1)
+    end_from(tx, id, end, "'running'")
 }
