@@ -2,12 +2,14 @@
 
 mod apply;
 mod cancel;
+mod completions;
 mod cron;
 mod doctor;
 mod errors;
 mod gate;
 mod guard;
 mod hold;
+mod install;
 mod job;
 mod logs;
 mod monitor;
@@ -79,6 +81,14 @@ pub enum Command {
     /// Refuse a shell command that would restart a guarded service without the gate
     /// (exit 2), or answer an agent's pre-tool-use hook (--hook)
     Guard(guard::Args),
+    /// Write a user service (systemd unit or launchd agent) that runs the server
+    Install(install::InstallArgs),
+    /// Remove the user service `stead install` wrote
+    Uninstall(install::UninstallArgs),
+    /// Print the completion script for a shell
+    Completions(completions::CompletionsArgs),
+    /// Print the man page, or write all of them into a directory (--dir)
+    Man(completions::ManArgs),
     /// Watch one run (started by the server; reads its plan on stdin)
     #[command(hide = true)]
     Monitor,
@@ -106,6 +116,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Gate(args) => gate::run(dir, args),
         Command::Restart(args) => restart::run(dir, args),
         Command::Guard(args) => guard::run(dir, args),
+        Command::Install(args) => install::install(dir, args),
+        Command::Uninstall(args) => install::uninstall(dir, args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
         Command::Monitor => Ok(monitor::run()),
     }
 }

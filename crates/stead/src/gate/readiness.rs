@@ -264,7 +264,10 @@ mod tests {
         // For stead a fire is made up after the restart: noted, not counted.
         let stead = answer("stead", &jobs, &[], &[]).readiness;
         assert!(stead.ready);
-        assert!(stead.notes[0].contains("every-minute fires at"), "{stead:?}");
+        assert!(
+            stead.notes[0].contains("every-minute fires at"),
+            "{stead:?}"
+        );
         // A job that does not depend on the service does not.
         assert!(answer("db", &jobs, &[], &[]).readiness.ready);
     }

@@ -161,7 +161,7 @@ pub fn due_fires(
     awake_since: Timestamp,
     policy: CatchUpPolicy,
 ) -> DueFires {
-    let window_start = now - policy.window;
+    let window_start = now.checked_sub(policy.window).unwrap_or(Timestamp::MIN);
     // Fires before the window are history: only their number and the latest matter, so
     // the work stays bounded even after months away.
     let expired = timing.fires_between(handled_through, window_start.min(now));
@@ -436,6 +436,17 @@ mod tests {
             }
             proptest::prop_assert_eq!(due.handled_through, now);
         }
+    }
+
+    #[test]
+    fn a_window_reaching_before_any_representable_time_does_not_panic() {
+        let policy = CatchUpPolicy {
+            mode: CatchUp::Once,
+            window: SignedDuration::MAX,
+        };
+        let now = t("2026-11-30T10:05:30Z");
+        let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
+        assert_eq!(due.runs.len(), 1);
     }
 
     #[test]

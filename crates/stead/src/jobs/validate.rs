@@ -43,7 +43,12 @@ pub enum JobError {
     EmptyAlternative { job: String, index: usize },
     #[error("job {job}: {field} is empty")]
     EmptyHook { job: String, field: &'static str },
+    #[error("job {job}: catch_up_window {window:?} is longer than the longest allowed (366d)")]
+    WindowTooLong { job: String, window: String },
 }
+
+/// The longest catch-up window: beyond a year, "missed" fires are history anyway.
+const MAX_WINDOW: std::time::Duration = std::time::Duration::from_secs(366 * 24 * 3600);
 
 /// Checks `spec` and returns it normalized.
 pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
@@ -119,6 +124,12 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
     }
     if let Some(window) = &spec.catch_up_window {
         let d = schedule::parse_duration(window).map_err(sched)?;
+        if d > MAX_WINDOW {
+            return Err(JobError::WindowTooLong {
+                job,
+                window: window.clone(),
+            });
+        }
         spec.catch_up_window = Some(schedule::format_duration(d));
     }
     if let Some(cwd) = &spec.cwd
@@ -276,6 +287,10 @@ mod tests {
             (
                 Box::new(|s| s.catch_up_window = Some("forever".into())),
                 "\"forever\"",
+            ),
+            (
+                Box::new(|s| s.catch_up_window = Some("10000000d".into())),
+                "longer than the longest allowed",
             ),
         ];
         for (change, expected) in cases {

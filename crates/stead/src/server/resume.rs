@@ -80,7 +80,14 @@ async fn pass(shared: &Arc<Shared>) -> Pass {
 
 async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
     let name = run.job.clone();
+    let machine = shared.world.machine_id.clone();
     let found = blocking(shared, move |s| {
+        let busy = s
+            .world
+            .store
+            .runs_active(&machine)?
+            .iter()
+            .any(|r| r.job == name);
         let restarting: Vec<String> = s
             .world
             .store
@@ -89,11 +96,24 @@ async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
             .filter(|svc| svc.restarting_since.is_some())
             .map(|svc| svc.spec.name)
             .collect();
-        Ok((s.world.store.job_get(&name)?, restarting))
+        Ok((s.world.store.job_get(&name)?, restarting, busy))
     })
     .await;
     let job = match found {
-        Ok((job, restarting)) => {
+        Ok((job, restarting, busy)) => {
+            if busy
+                && job
+                    .as_ref()
+                    .is_some_and(|j| j.spec.concurrency == stead_protocol::Concurrency::Forbid)
+            {
+                // Checked before the receipt, so a waiting debt does not re-run the job's
+                // landed check on every wake.
+                info!(
+                    run = run.id,
+                    "resume waits for the job's run in flight to end"
+                );
+                return Pass::Deferred;
+            }
             if let Some(service) = job
                 .as_ref()
                 .and_then(|j| j.spec.depends_on.iter().find(|d| restarting.contains(d)))

@@ -298,7 +298,7 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
         }
         if run.status == RunStatus::Queued {
             let end = RunEnd::with_reason(RunStatus::Cancelled, "cancelled before it started", now);
-            if s.world.store.run_settle(id, &end, epoch)? {
+            if s.world.store.run_settle_queued(id, &end, epoch)? {
                 return Ok(Ok(None));
             }
         }
@@ -483,7 +483,9 @@ impl ProcessWatch {
                 } {
                     return ProcessWatch::Pidfd(async_fd);
                 }
-            } else if identity.is_some() || identity::of_pid(pid).ok().flatten().is_none() {
+            } else if identity.is_some_and(|id| !identity::is_alive(pid, id))
+                || (identity.is_none() && identity::of_pid(pid).ok().flatten().is_none())
+            {
                 return ProcessWatch::Gone;
             }
         }

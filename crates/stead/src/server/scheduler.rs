@@ -144,7 +144,10 @@ async fn fire_due(
                 info!(job = %job.spec.name, run = run.id, count = passed.count, reason = %passed.reason, "fires passed over")
             }
             Err(e) => {
-                error!(job = %job.spec.name, cause = %e.message, "failed to record passed-over fires")
+                // Later runs would move fired_through past these fires: leave all of
+                // them due, so the next pass records them.
+                error!(job = %job.spec.name, cause = %e.message, "failed to record passed-over fires");
+                return false;
             }
         }
     }

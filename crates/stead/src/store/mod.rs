@@ -276,6 +276,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// monitor that died), fenced by `epoch`. Returns false if it had already ended.
     fn run_settle(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError>;
 
+    /// Ends a run only while it is still `queued` (a cancel before start); returns false
+    /// once its monitor has marked it running, which must then be cancelled through it.
+    fn run_settle_queued(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError>;
+
     /// Ends several runs at once, in one transaction (reconciliation at boot); returns the
     /// ids that were ended here (others had already ended).
     fn run_settle_all(&self, ends: &[(i64, RunEnd)], epoch: i64) -> Result<Vec<i64>, StoreError>;

@@ -201,7 +201,10 @@ fn a_fire_due_inside_the_window_blocks() {
     let stead = json(&dir, &["readiness", "--window", "2m"]);
     assert_eq!(stead["ready"], true, "{stead}");
     assert!(
-        stead["notes"][0].as_str().unwrap().contains("minutely fires at"),
+        stead["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("minutely fires at"),
         "{stead}"
     );
 }

@@ -147,13 +147,15 @@ async fn known(shared: &Arc<Shared>, name: &str) -> Result<(), ErrorBody> {
     }
 }
 
+/// A TTL or window: at most a year, so the time arithmetic built on it stays in range.
 fn duration(field: &str, value: &str) -> Result<SignedDuration, ErrorBody> {
     schedule::parse_duration(value)
         .ok()
+        .filter(|d| d.as_secs() <= 366 * 24 * 3600)
         .and_then(|d| SignedDuration::try_from(d).ok())
         .ok_or_else(|| {
             invalid(format!(
-                "invalid {field} {value:?}: expected a duration such as 90s, 10m or 1h"
+                "invalid {field} {value:?}: expected a duration such as 90s, 10m or 1h, at most 366d"
             ))
         })
 }

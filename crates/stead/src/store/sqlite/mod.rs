@@ -435,6 +435,10 @@ impl Store for SqliteStore {
         self.write(Some(epoch), |tx| runs::settle(tx, id, end))
     }
 
+    fn run_settle_queued(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError> {
+        self.write(Some(epoch), |tx| runs::settle_queued(tx, id, end))
+    }
+
     fn run_settle_all(&self, ends: &[(i64, RunEnd)], epoch: i64) -> Result<Vec<i64>, StoreError> {
         self.write(Some(epoch), |tx| {
             let mut settled = Vec::new();

@@ -348,6 +348,12 @@ fn end_from(tx: &Transaction<'_>, id: i64, end: &RunEnd, from: &str) -> Result<b
     Ok(n == 1)
 }
 
+/// Ends a run that is still queued: a cancel before start, which must not overwrite a
+/// run its monitor has just marked running (and started).
+pub fn settle_queued(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+    end_from(tx, id, end, "'queued'")
+}
+
 /// Ends a run that has not ended, from the server's side.
 pub fn settle(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
     end_from(tx, id, end, "'queued', 'running'")

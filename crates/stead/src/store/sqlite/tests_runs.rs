@@ -292,3 +292,18 @@ fn filtered_listings_use_their_indexes() {
         assert!(plan.iter().any(|p| p.contains(index)), "{plan:?}");
     }
 }
+
+#[test]
+fn a_cancel_before_start_never_overwrites_a_run_that_just_started() {
+    let l = ledger();
+    let j = job(&l, "a", Concurrency::Forbid);
+    let id = admit(&l, &new_run(&j, Trigger::OnDemand, None))
+        .unwrap()
+        .run
+        .id;
+    // The monitor marks it running between the canceller's read and its write.
+    assert!(l.store.mark_running(id, 1, &me(), now()).unwrap());
+    let cancel = RunEnd::with_reason(RunStatus::Cancelled, "cancelled before it started", now());
+    assert!(!l.store.run_settle_queued(id, &cancel, l.epoch).unwrap());
+    assert_eq!(status(&l, id), RunStatus::Running);
+}

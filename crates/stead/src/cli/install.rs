@@ -1,0 +1,539 @@
+//! `stead install` and `stead uninstall`: the server as a user service of the
+//! platform's service manager, a systemd user unit or a launchd agent.
+//!
+//! Both commands only write or remove one file; neither runs `systemctl` or `launchctl`
+//! (that is the user's call, and a test must never touch the real service manager). They
+//! print the commands to run next instead.
+//!
+//! What both files must get right: each run is watched by a monitor that the server
+//! starts in a session of its own so that it outlives the server. A service manager
+//! that, when the server exits, kills everything the service ever started would cut
+//! every run in flight, so the unit and the agent tell it to stop the server only.
+//!
+//! The file names the executable running this command and the resolved state
+//! directory. The state directory is resolved (and created) without starting a server.
+//! A file stead wrote carries a marker, so `uninstall` removes only what `install`
+//! wrote, and `install` replaces a different file only with `--force`.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+use stead::paths::StatePaths;
+use stead_protocol::exit;
+
+use super::output;
+
+/// The systemd user unit's name.
+const UNIT: &str = "stead.service";
+/// The launchd agent's label, and the stem of its plist's name.
+const LABEL: &str = "dev.stead";
+/// The agent's stdout and stderr, in the state directory's `logs/`.
+const LAUNCHD_LOG: &str = "launchd.log";
+/// In every file `install` writes: what `uninstall` looks for before removing one.
+const MARKER: &str = "Installed by stead install";
+
+#[derive(Debug, Clone, Copy, clap::Args)]
+#[group(required = true, multiple = false)]
+pub struct Manager {
+    /// A systemd user unit: $XDG_CONFIG_HOME/systemd/user/stead.service
+    /// [default XDG_CONFIG_HOME: ~/.config]
+    #[arg(long)]
+    systemd: bool,
+    /// A launchd agent: ~/Library/LaunchAgents/dev.stead.plist
+    #[arg(long)]
+    launchd: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    manager: Manager,
+    /// Replace an existing file that differs (another state directory or executable, or
+    /// a file stead did not write)
+    #[arg(long)]
+    force: bool,
+    /// Print the file to stdout instead of writing it
+    #[arg(long, conflicts_with = "json")]
+    print: bool,
+    /// Print the result as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    manager: Manager,
+    /// Print the result as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Installed {
+    path: PathBuf,
+    written: bool,
+    /// The file was there already, byte for byte.
+    already: bool,
+    next: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Uninstalled {
+    path: PathBuf,
+    removed: bool,
+    /// There was nothing to remove.
+    already: bool,
+    next: Vec<String>,
+}
+
+/// A command to run next, and what it is for.
+struct Step {
+    why: &'static str,
+    command: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Systemd,
+    Launchd,
+}
+
+impl Manager {
+    fn kind(self) -> Kind {
+        if self.launchd {
+            Kind::Launchd
+        } else {
+            Kind::Systemd
+        }
+    }
+}
+
+impl Kind {
+    fn flag(self) -> &'static str {
+        match self {
+            Kind::Systemd => "--systemd",
+            Kind::Launchd => "--launchd",
+        }
+    }
+
+    /// Where the file goes, from `$HOME` and `$XDG_CONFIG_HOME` as they are now.
+    fn path(self) -> anyhow::Result<PathBuf> {
+        Ok(match self {
+            Kind::Systemd => config_home()?.join("systemd/user").join(UNIT),
+            Kind::Launchd => home()?
+                .join("Library/LaunchAgents")
+                .join(format!("{LABEL}.plist")),
+        })
+    }
+}
+
+pub fn install(dir: Option<&Path>, args: InstallArgs) -> anyhow::Result<i32> {
+    let kind = args.manager.kind();
+    let paths = StatePaths::resolve(dir)?;
+    let exe = std::env::current_exe().context("failed to find the stead executable")?;
+    // On Linux a replaced binary reads as `/path/stead (deleted)`: a unit naming that
+    // would never start.
+    if !exe.is_file() {
+        bail!(
+            "the running stead executable {} no longer exists; run the installed one",
+            exe.display()
+        );
+    }
+    let exe = unit_text(&exe, "the stead executable's path")?;
+    let state = unit_text(paths.dir(), "the state directory's path")?;
+    let content = match kind {
+        Kind::Systemd => systemd_unit(exe, state),
+        Kind::Launchd => {
+            let log = paths.logs_dir().join(LAUNCHD_LOG);
+            launchd_plist(exe, state, unit_text(&log, "the log's path")?)
+        }
+    };
+    if args.print {
+        output::text(&content)?;
+        return Ok(exit::SUCCESS);
+    }
+
+    let path = kind.path()?;
+    let existing = read_if_present(&path)?;
+    let already = existing.as_deref() == Some(content.as_bytes());
+    let replaced = existing.is_some() && !already;
+    if replaced && !args.force {
+        let old = String::from_utf8_lossy(existing.as_deref().unwrap_or_default());
+        if old.contains(MARKER) {
+            bail!(
+                "{} was written by stead install for another executable or state directory; \
+                 pass --force to replace it (`stead install {} --print` shows the new one)",
+                path.display(),
+                kind.flag()
+            );
+        }
+        bail!(
+            "{} exists and was not written by stead install; refusing to replace it \
+             (pass --force to replace it anyway)",
+            path.display()
+        );
+    }
+    if !already {
+        if kind == Kind::Launchd {
+            // launchd opens the log before the server could create its directory.
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(paths.logs_dir())
+                .with_context(|| format!("failed to create {}", paths.logs_dir().display()))?;
+        }
+        write_file(&path, content.as_bytes())
+            .with_context(|| format!("failed to write {}", path.display()))?;
+    }
+
+    let steps = install_steps(kind, &path, paths.dir(), replaced);
+    if args.json {
+        output::json(&Installed {
+            path,
+            written: !already,
+            already,
+            next: steps.into_iter().map(|s| s.command).collect(),
+        })?;
+        return Ok(exit::SUCCESS);
+    }
+    let mut out = if already {
+        format!("already installed: {}\n", path.display())
+    } else if replaced {
+        format!("replaced {}\n", path.display())
+    } else {
+        format!("wrote {}\n", path.display())
+    };
+    out.push_str(&format!(
+        "  runs  {} --state-dir {} serve\n",
+        shell_words::quote(exe),
+        shell_words::quote(state)
+    ));
+    out.push_str(&render_steps(&steps));
+    out.push_str(&restart_hint(kind, paths.dir()));
+    output::text(&out)?;
+    Ok(exit::SUCCESS)
+}
+
+/// Removes the file `install` wrote. The state directory plays no part: whatever
+/// directory the installed file names, there is one unit (or agent) per user.
+pub fn uninstall(_dir: Option<&Path>, args: UninstallArgs) -> anyhow::Result<i32> {
+    let kind = args.manager.kind();
+    let path = kind.path()?;
+    let Some(existing) = read_if_present(&path)? else {
+        let result = Uninstalled {
+            path,
+            removed: false,
+            already: true,
+            next: Vec::new(),
+        };
+        if args.json {
+            output::json(&result)?;
+        } else {
+            output::text(&format!(
+                "stead is not installed ({} does not exist)\n",
+                result.path.display()
+            ))?;
+        }
+        return Ok(exit::SUCCESS);
+    };
+    if !String::from_utf8_lossy(&existing).contains(MARKER) {
+        bail!(
+            "{} was not written by stead install (it lacks the line \"{MARKER}\"); \
+             refusing to remove it",
+            path.display()
+        );
+    }
+    if kind == Kind::Systemd {
+        // `systemctl disable` needs the unit file to find the symlinks that enable it:
+        // removed first, the unit would stay wanted by default.target, dangling.
+        let wants = path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("default.target.wants")
+            .join(UNIT);
+        if fs::symlink_metadata(&wants).is_ok() {
+            bail!(
+                "{UNIT} is still enabled ({} exists); run `systemctl --user disable --now {UNIT}` \
+                 first, then `stead uninstall --systemd` again",
+                wants.display()
+            );
+        }
+    }
+    fs::remove_file(&path).with_context(|| format!("failed to remove {}", path.display()))?;
+
+    let steps = match kind {
+        Kind::Systemd => vec![Step {
+            why: "make systemd forget it",
+            command: "systemctl --user daemon-reload".into(),
+        }],
+        Kind::Launchd => vec![Step {
+            why: "if the agent is loaded, stop and unload it",
+            command: format!("launchctl bootout gui/{}/{LABEL}", uid()),
+        }],
+    };
+    if args.json {
+        output::json(&Uninstalled {
+            path,
+            removed: true,
+            already: false,
+            next: steps.into_iter().map(|s| s.command).collect(),
+        })?;
+    } else {
+        let mut out = format!("removed {}\n", path.display());
+        out.push_str(&render_steps(&steps));
+        output::text(&out)?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// The systemd user unit running `EXE --state-dir DIR serve`.
+fn systemd_unit(exe: &str, dir: &str) -> String {
+    format!(
+        "# {MARKER}; `stead uninstall --systemd` removes it.
+[Unit]
+Description=stead job server for {description}
+
+[Service]
+Type=simple
+ExecStart={exe_word} --state-dir {dir_word} serve
+# Stop the server only. Each run is watched by a monitor the server starts in a session
+# of its own, so the run outlives the server and the next server adopts it. A session is
+# no way out of the unit's control group, though, and the default KillMode=control-group
+# would kill every monitor and run in it whenever the server exits: on
+# `systemctl --user stop`, on `stead stop`, on a crash.
+KillMode=process
+Restart=on-failure
+# Exit status 1 means another server already serves this state directory (or took it
+# over): starting again would only meet it again.
+RestartPreventExitStatus=1
+RestartSec=2
+# The server logs to stderr and to DIR/logs/server.log as well.
+StandardOutput=journal
+StandardError=journal
+
+[Install]
+WantedBy=default.target
+",
+        description = dir.replace('%', "%%"),
+        exe_word = systemd_word(exe, true),
+        dir_word = systemd_word(dir, false),
+    )
+}
+
+/// The launchd agent running `EXE --state-dir DIR serve`. XML comments may not contain
+/// two hyphens in a row, so the ones here name no flags.
+fn launchd_plist(exe: &str, dir: &str, log: &str) -> String {
+    let args: String = [exe, "--state-dir", dir, "serve"]
+        .iter()
+        .map(|a| format!("\t\t<string>{}</string>\n", xml_escape(a)))
+        .collect();
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<!-- {MARKER}: stead uninstall removes it. -->
+<plist version="1.0">
+<dict>
+	<key>Label</key>
+	<string>{LABEL}</string>
+	<key>ProgramArguments</key>
+	<array>
+{args}	</array>
+	<key>RunAtLoad</key>
+	<true/>
+	<!-- Start it again after a crash, not after a clean stop. -->
+	<key>KeepAlive</key>
+	<dict>
+		<key>SuccessfulExit</key>
+		<false/>
+	</dict>
+	<!-- When the server exits, launchd kills what is left in its process group. Each
+	     run's monitor starts in a session of its own to outlive the server (the next
+	     server adopts the run); this makes sure launchd never sweeps up a monitor or a
+	     run either, even one caught before it left the group. -->
+	<key>AbandonProcessGroup</key>
+	<true/>
+	<!-- The server logs to DIR/logs/server.log as well. -->
+	<key>StandardOutPath</key>
+	<string>{log}</string>
+	<key>StandardErrorPath</key>
+	<string>{log}</string>
+</dict>
+</plist>
+"#,
+        log = xml_escape(log),
+    )
+}
+
+/// What to run after `install`, in order.
+fn install_steps(kind: Kind, path: &Path, dir: &Path, replaced: bool) -> Vec<Step> {
+    let mut steps = Vec::new();
+    match kind {
+        Kind::Systemd => {
+            steps.push(Step {
+                why: "enable and start it",
+                command: format!(
+                    "systemctl --user daemon-reload && systemctl --user enable --now {UNIT}"
+                ),
+            });
+            if replaced {
+                steps.push(Step {
+                    why: "if it was running, restart it to apply the change (after the gate)",
+                    command: format!("{} && systemctl --user restart {UNIT}", gate(dir)),
+                });
+            }
+            steps.push(Step {
+                why: "check it",
+                command: "systemctl --user status stead".into(),
+            });
+        }
+        Kind::Launchd => {
+            let uid = uid();
+            if replaced {
+                steps.push(Step {
+                    why: "if the old agent is loaded, unload it first (after the gate)",
+                    command: format!("{} && launchctl bootout gui/{uid}/{LABEL}", gate(dir)),
+                });
+            }
+            steps.push(Step {
+                why: "load and start it",
+                command: format!("launchctl bootstrap gui/{uid} {}", quote(path)),
+            });
+            steps.push(Step {
+                why: "check it",
+                command: format!("launchctl print gui/{uid}/{LABEL}"),
+            });
+        }
+    }
+    steps
+}
+
+/// How to restart the installed server later: not a next step, but the one command a
+/// reader is likely to get wrong.
+fn restart_hint(kind: Kind, dir: &Path) -> String {
+    let restart = match kind {
+        Kind::Systemd => format!("systemctl --user restart {UNIT}"),
+        Kind::Launchd => format!("launchctl kickstart -k gui/{}/{LABEL}", uid()),
+    };
+    format!(
+        "restart it later, after the gate (`stead restart` gates too, but starts the new \
+         server outside the service manager):\n  {} && {restart}\n",
+        gate(dir)
+    )
+}
+
+fn gate(dir: &Path) -> String {
+    format!("stead --state-dir {} gate", quote(dir))
+}
+
+fn render_steps(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .map(|s| format!("{}:\n  {}\n", s.why, s.command))
+        .collect()
+}
+
+/// A path as it will be written into a unit or plist: UTF-8 (both formats are text) and
+/// free of control characters (a newline would end the line or value early).
+fn unit_text<'a>(path: &'a Path, what: &str) -> anyhow::Result<&'a str> {
+    match path.to_str() {
+        Some(s) if !s.chars().any(char::is_control) => Ok(s),
+        _ => bail!(
+            "{what} {} is not UTF-8 text without control characters; a service file cannot name it",
+            path.display()
+        ),
+    }
+}
+
+/// One word of a systemd command line: bare when plain, else double-quoted with
+/// backslash escapes. systemd expands `%` specifiers even inside quotes, so `%` is
+/// doubled; `$` variables likewise, but only in the arguments (`program: false`): the
+/// program's path is taken literally.
+fn systemd_word(word: &str, program: bool) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_owned();
+    }
+    let mut out = String::from("\"");
+    for c in word.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '%' => out.push_str("%%"),
+            '$' if !program => out.push_str("$$"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A path quoted for `sh`, for the commands printed to copy.
+fn quote(path: &Path) -> String {
+    shell_words::quote(&path.to_string_lossy()).into_owned()
+}
+
+fn uid() -> u32 {
+    rustix::process::getuid().as_raw()
+}
+
+fn home() -> anyhow::Result<PathBuf> {
+    match std::env::var_os("HOME").map(PathBuf::from) {
+        Some(home) if home.is_absolute() => Ok(home),
+        _ => bail!("HOME is not set to an absolute path; cannot tell where the file goes"),
+    }
+}
+
+/// `$XDG_CONFIG_HOME`, else `~/.config`; a relative value is ignored, as the XDG base
+/// directory specification asks.
+fn config_home() -> anyhow::Result<PathBuf> {
+    match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() => Ok(dir),
+        _ => Ok(home()?.join(".config")),
+    }
+}
+
+fn read_if_present(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("failed to read {}", path.display())),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed over it, so the service
+/// manager never reads half a file. Mode 0644: launchd refuses an agent others can write.
+fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o644)
+            .open(&tmp)?;
+        // The mode given to open is cut by the umask; a umask of 002 would leave the file
+        // group-writable, so set it outright.
+        file.set_permissions(fs::Permissions::from_mode(0o644))?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
