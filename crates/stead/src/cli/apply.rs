@@ -22,7 +22,7 @@ pub struct Args {
     /// Say what would change, change nothing
     #[arg(long)]
     dry_run: bool,
-    /// Also remove the jobs that are not in the file
+    /// Also remove the jobs and services that are not in the file
     #[arg(long)]
     prune: bool,
     /// Print the result as JSON

@@ -131,7 +131,11 @@ fn init_logging(paths: &StatePaths, spawned: bool) -> anyhow::Result<()> {
             .with_ansi(false)
             .boxed()
     } else {
-        to_stderr.boxed()
+        // Under a service manager stderr is a journal or a log file: colour codes there
+        // are noise.
+        to_stderr
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .boxed()
     };
     tracing_subscriber::registry()
         .with(filter)
