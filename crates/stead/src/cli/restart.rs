@@ -8,7 +8,7 @@
 //! command, wait for its ready check, and mark the restart over.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -206,7 +206,12 @@ fn restart_service(
     conn.restart_begin(&service, args.force)?;
     let limit = schedule::parse_duration(&args.timeout)?;
     let result = (|| -> anyhow::Result<()> {
-        let status = run_bounded(&command, limit)?;
+        // A hung restart must not leave the service marked as restarting for ever.
+        let Some(status) = ready_check::run_bounded(&command, limit, Stdio::inherit())
+            .with_context(|| format!("failed to run the restart command {command:?}"))?
+        else {
+            bail!("the restart command {command:?} did not finish within {limit:?}; it was killed");
+        };
         if !status.success() {
             bail!("the restart command {command:?} {status}");
         }
@@ -242,33 +247,4 @@ fn restart_service(
         old_server_id: None,
         new_server_id: None,
     })
-}
-
-/// Runs the restart command in its own process group, killing the group if it outlives
-/// `limit`: a hung restart must not leave the service marked as restarting for ever.
-fn run_bounded(command: &str, limit: Duration) -> anyhow::Result<std::process::ExitStatus> {
-    use std::os::unix::process::CommandExt;
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("failed to run the restart command {command:?}"))?;
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        if Instant::now() >= deadline {
-            if let Some(pgid) = rustix::process::Pid::from_raw(child.id() as i32) {
-                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-            }
-            let _ = child.wait();
-            bail!("the restart command {command:?} did not finish within {limit:?}; it was killed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

@@ -4,8 +4,8 @@
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 /// How a check went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,34 +28,43 @@ pub fn check(spec: &str, timeout: Duration) -> Check {
 }
 
 fn command(script: &str, timeout: Duration) -> Check {
-    let child = Command::new("sh")
+    match run_bounded(script, timeout, Stdio::null()) {
+        Ok(Some(status)) if status.success() => Check::Ready,
+        Ok(Some(status)) => Check::NotYet(format!("the ready command {status}")),
+        Ok(None) => Check::NotYet("the ready command timed out".into()),
+        Err(e) => Check::NotYet(format!("the ready command could not start: {e}")),
+    }
+}
+
+/// Runs `sh -c script` in its own process group and waits for it, at most `limit`; past
+/// that the whole group is killed and `None` is returned. Output goes nowhere, except
+/// stderr to `stderr`.
+pub fn run_bounded(
+    script: &str,
+    limit: Duration,
+    stderr: Stdio,
+) -> std::io::Result<Option<ExitStatus>> {
+    let mut child = Command::new("sh")
         .arg("-c")
         .arg(script)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .process_group(0)
-        .spawn();
-    let mut child = match child {
-        Ok(child) => child,
-        Err(e) => return Check::NotYet(format!("the ready command could not start: {e}")),
-    };
-    let deadline = std::time::Instant::now() + timeout;
+        .spawn()?;
+    let deadline = Instant::now() + limit;
     loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Check::Ready,
-            Ok(Some(status)) => return Check::NotYet(format!("the ready command {status}")),
-            Ok(None) if std::time::Instant::now() >= deadline => {
-                if let Some(pgid) = rustix::process::Pid::from_raw(child.id() as i32) {
-                    let _ =
-                        rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-                }
-                let _ = child.wait();
-                return Check::NotYet("the ready command timed out".into());
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Check::NotYet(e.to_string()),
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
         }
+        if Instant::now() >= deadline {
+            if let Some(pgid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+            }
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

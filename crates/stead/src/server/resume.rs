@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use stead_protocol::{Run, Trigger};
+use stead_protocol::{ErrorCode, Run, Trigger};
 use tracing::{error, info, warn};
 
 use super::runs::{self, blocking};
 use super::shared::Shared;
 use crate::runs::resume::{self, Decision, Receipt};
-use crate::store::{NewRun, StoreError, StoredJob};
+use crate::store::{NewRun, StoredJob};
 
 /// How long a landed check may take before its answer counts as unknown.
 const RECEIPT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -88,14 +88,7 @@ async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
             .runs_active(&machine)?
             .iter()
             .any(|r| r.job == name);
-        let restarting: Vec<String> = s
-            .world
-            .store
-            .service_list()?
-            .into_iter()
-            .filter(|svc| svc.restarting_since.is_some())
-            .map(|svc| svc.spec.name)
-            .collect();
+        let restarting = s.world.store.services_restarting()?;
         Ok((s.world.store.job_get(&name)?, restarting, busy))
     })
     .await;
@@ -205,12 +198,11 @@ async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<S
             info!(run = run.id, resumed = resumed.id, "resumed a cut run");
             Pass::Done
         }
-        Err(e) if e.message == StoreError::AlreadyResolved(run.id).to_string() => {
-            info!(run = run.id, "already resumed by another server");
-            Pass::Done
-        }
-        Err(e) if e.message.contains("concurrency = forbid") => {
-            info!(run = run.id, cause = %e.message, "resume deferred until the job's run in flight ends");
+        // Another server resumed it first, or a run of the job got in between the check
+        // and the admission: either way the next pass looks again (a settled debt is no
+        // longer owed then).
+        Err(e) if e.code == ErrorCode::Conflict => {
+            info!(run = run.id, cause = %e.message, "resume deferred");
             Pass::Deferred
         }
         Err(e) => {

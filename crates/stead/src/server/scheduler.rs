@@ -38,14 +38,7 @@ pub async fn run(shared: Arc<Shared>) {
                 .into_iter()
                 .map(|r| r.job)
                 .collect();
-            let restarting: Vec<String> = s
-                .world
-                .store
-                .service_list()?
-                .into_iter()
-                .filter(|svc| svc.restarting_since.is_some())
-                .map(|svc| svc.spec.name)
-                .collect();
+            let restarting = s.world.store.services_restarting()?;
             Ok((s.world.store.job_list()?, restarting, busy))
         })
         .await;

@@ -248,11 +248,6 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Applies a declarative file's changes in one transaction: all or nothing.
     fn apply(&self, changes: &Changes, now: Timestamp, epoch: i64) -> Result<(), StoreError>;
 
-    /// Records that a job's fires up to `through` were handled without a run (a disabled
-    /// job's, or ones a catch-up policy skipped).
-    fn job_mark_fired(&self, job_id: i64, through: Timestamp, epoch: i64)
-    -> Result<(), StoreError>;
-
     /// Writes a new run row, applying the job's concurrency policy against its runs in
     /// flight, in one transaction. `plan` builds the monitor plan from the new id, its
     /// log path and its idempotency key.
@@ -305,6 +300,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Declared services, by name (the built-in `stead` is not stored).
     fn service_list(&self) -> Result<Vec<StoredService>, StoreError>;
+
+    /// The names of the services a gated restart is under way for.
+    fn services_restarting(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .service_list()?
+            .into_iter()
+            .filter(|svc| svc.restarting_since.is_some())
+            .map(|svc| svc.spec.name)
+            .collect())
+    }
 
     fn service_insert(
         &self,

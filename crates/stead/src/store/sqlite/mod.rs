@@ -400,15 +400,6 @@ impl Store for SqliteStore {
         })
     }
 
-    fn job_mark_fired(
-        &self,
-        job_id: i64,
-        through: Timestamp,
-        epoch: i64,
-    ) -> Result<(), StoreError> {
-        self.write(Some(epoch), |tx| jobs::mark_fired(tx, job_id, through))
-    }
-
     fn run_admit(
         &self,
         new: &NewRun,
