@@ -28,7 +28,7 @@ pub use service::{
     Blocker, Hold, HoldName, HoldSpec, Readiness, ReadinessParams, RestartMark, STEAD_SERVICE,
     Service, ServiceName, ServiceSpec,
 };
-pub use status::{StatusResult, StopParams, StopResult};
+pub use status::{HttpEndpoint, HttpParams, StatusResult, StopParams, StopResult};
 
 /// The protocol identifier carried in every hello line. A client refuses a server whose
 /// identifier differs, rather than guessing at a shape it does not know.
@@ -84,4 +84,6 @@ pub mod method {
     pub const RESTART_BEGIN: &str = "restart_begin";
     /// A gated restart ended (the service is ready): [`crate::RestartMark`] in, `{}` out.
     pub const RESTART_END: &str = "restart_end";
+    /// The HTTP API's address and token: [`crate::HttpParams`] in, [`crate::HttpEndpoint`] out.
+    pub const HTTP: &str = "http";
 }

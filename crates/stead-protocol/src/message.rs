@@ -85,6 +85,13 @@ pub enum ErrorCode {
     ShuttingDown,
     /// The ledger could not be read or written.
     StoreUnavailable,
+    /// HTTP only: the request carried no token or a wrong one.
+    Unauthorized,
+    /// HTTP only: the Host or Origin header is not this server's (a page on another site,
+    /// DNS rebinding).
+    Forbidden,
+    /// HTTP only: the path exists but not with this method.
+    MethodNotAllowed,
     /// Anything else; the message says what.
     #[serde(other)]
     Internal,

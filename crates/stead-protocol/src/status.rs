@@ -1,4 +1,4 @@
-//! Results of the lifecycle methods: `status` and `stop`.
+//! Results of the lifecycle methods: `status`, `stop` and `http`.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +16,9 @@ pub struct StatusResult {
     pub socket: String,
     /// The process start identity the lease and lock file record for this server.
     pub start_identity: String,
+    /// The HTTP API's base URL (`http://127.0.0.1:PORT`), while it listens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<String>,
 }
 
 /// Parameters of `stop`.
@@ -36,4 +39,26 @@ pub struct StopResult {
     pub server_id: String,
     pub pid: u32,
     pub start_identity: String,
+}
+
+/// Parameters of `http`: where the HTTP API listens, started on a loopback port first
+/// when `start` is set and it is off.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpParams {
+    #[serde(default)]
+    pub start: bool,
+}
+
+/// The result of `http`: what `stead dashboard --json` prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpEndpoint {
+    /// `http://127.0.0.1:PORT`, or `None` while the API is off.
+    pub url: Option<String>,
+    /// The dashboard's address with its token in the fragment (never sent to a server).
+    pub dashboard_url: Option<String>,
+    /// The bearer token every API request carries.
+    pub token: Option<String>,
+    /// The file that keeps the token (0600).
+    pub token_file: String,
 }

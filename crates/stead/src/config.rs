@@ -4,6 +4,7 @@
 //! through the environment so whole lifecycles run in milliseconds. Unknown keys are
 //! errors rather than silently ignored, so a typo never leaves a default in force.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -39,10 +40,54 @@ impl Default for Timings {
     }
 }
 
+/// The HTTP API (off unless `listen` is set).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// Where it listens: a loopback address unless `allow_remote`.
+    pub listen: Option<SocketAddr>,
+    /// Permits a non-loopback `listen` address. Unsafe: the token is then all that stands
+    /// between the network and your jobs, and it travels in clear text.
+    pub allow_remote: bool,
+}
+
+impl HttpConfig {
+    /// Checks an address against the loopback rule.
+    pub fn checked(listen: SocketAddr, allow_remote: bool) -> Result<Self, ConfigError> {
+        if !listen.ip().is_loopback() && !allow_remote {
+            return Err(ConfigError::Inconsistent(format!(
+                "the HTTP API listens on loopback addresses only ({listen} is not one); \
+                 use 127.0.0.1:{port}, or pass --http-allow-remote (unsafe: anyone who can \
+                 reach the port and read the token drives your jobs, over clear text)",
+                port = listen.port()
+            )));
+        }
+        Ok(Self {
+            listen: Some(listen),
+            allow_remote,
+        })
+    }
+}
+
+/// Parses a listen address: `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT`.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
+    let text = text.trim();
+    if let Some(port) = text.strip_prefix("localhost:")
+        && let Ok(port) = port.parse::<u16>()
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    text.parse().map_err(|_| {
+        ConfigError::Inconsistent(format!(
+            "invalid HTTP listen address {text:?}: expected IP:PORT, such as 127.0.0.1:8765"
+        ))
+    })
+}
+
 /// Everything configurable.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     pub timings: Timings,
+    pub http: HttpConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +110,16 @@ pub enum ConfigError {
 struct File {
     #[serde(default)]
     timings: TimingsFile,
+    #[serde(default)]
+    http: HttpFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpFile {
+    listen: Option<String>,
+    #[serde(default)]
+    allow_remote: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -157,7 +212,11 @@ impl Config {
             }
         }
         validate(&timings)?;
-        Ok(Self { timings })
+        let http = match &file.http.listen {
+            Some(listen) => HttpConfig::checked(parse_listen(listen)?, file.http.allow_remote)?,
+            None => HttpConfig::default(),
+        };
+        Ok(Self { timings, http })
     }
 }
 
@@ -227,5 +286,28 @@ mod tests {
         assert!(err.to_string().contains("STEAD_LEASE_MS"), "{err}");
         let err = load(None, &[("STEAD_HEARTBEAT_MS", "40000")]).unwrap_err();
         assert!(err.to_string().contains("shorter than the lease"), "{err}");
+    }
+
+    #[test]
+    fn http_listens_on_loopback_unless_remote_is_allowed() {
+        let c = load(Some("[http]\nlisten = \"localhost:8765\"\n"), &[]).unwrap();
+        assert_eq!(c.http.listen, Some("127.0.0.1:8765".parse().unwrap()));
+        let c = load(Some("[http]\nlisten = \"[::1]:0\"\n"), &[]).unwrap();
+        assert_eq!(c.http.listen, Some("[::1]:0".parse().unwrap()));
+        assert_eq!(load(None, &[]).unwrap().http.listen, None);
+
+        let err = load(Some("[http]\nlisten = \"0.0.0.0:8765\"\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("loopback addresses only"), "{err}");
+        let c = load(
+            Some("[http]\nlisten = \"0.0.0.0:8765\"\nallow_remote = true\n"),
+            &[],
+        )
+        .unwrap();
+        assert!(c.http.allow_remote);
+
+        let err = load(Some("[http]\nlisten = \"8765\"\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("expected IP:PORT"), "{err}");
+        let err = load(Some("[http]\nport = 1\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("unknown field `port`"), "{err}");
     }
 }

@@ -116,6 +116,11 @@ impl StatePaths {
         self.dir.join("config.toml")
     }
 
+    /// The HTTP API's bearer token (0600), created the first time the API listens.
+    pub fn http_token(&self) -> PathBuf {
+        self.dir.join("http-token")
+    }
+
     pub fn logs_dir(&self) -> PathBuf {
         self.dir.join("logs")
     }

@@ -44,6 +44,7 @@ fn exit_code(err: &anyhow::Error) -> i32 {
             return match e {
                 ClientError::Paths(_) => exit::IO_ERROR,
                 ClientError::Config(_) => exit::CONFIG,
+                ClientError::StartFailed { code, .. } => *code,
                 ClientError::NotRunning { .. }
                 | ClientError::Unavailable(_)
                 | ClientError::Io(_) => exit::UNAVAILABLE,
@@ -56,6 +57,9 @@ fn exit_code(err: &anyhow::Error) -> i32 {
                     | ErrorCode::LineTooLong
                     | ErrorCode::InvalidRequest
                     | ErrorCode::UnknownMethod
+                    | ErrorCode::Unauthorized
+                    | ErrorCode::Forbidden
+                    | ErrorCode::MethodNotAllowed
                     | ErrorCode::Internal => exit::SOFTWARE,
                     ErrorCode::NotFound | ErrorCode::Conflict => exit::FAILURE,
                 },
@@ -81,6 +85,8 @@ fn exit_code(err: &anyhow::Error) -> i32 {
                     exit::IO_ERROR
                 }
                 StartError::Identity(_) => exit::SOFTWARE,
+                // The configured address is taken or not this machine's: a setting to change.
+                StartError::HttpBind { .. } => exit::CONFIG,
             };
         }
         if cause.is::<StoreError>() {

@@ -4,6 +4,7 @@ mod apply;
 mod cancel;
 mod completions;
 mod cron;
+mod dashboard;
 mod doctor;
 mod errors;
 mod gate;
@@ -56,6 +57,9 @@ pub enum Command {
     Job(job::Args),
     /// Make the jobs match a job file (`[[job]]` tables)
     Apply(apply::Args),
+    /// Open the web dashboard: print its URL (with the token), starting the HTTP API on a
+    /// free loopback port if it is off
+    Dashboard(dashboard::Args),
     /// Preview cron expressions (no server needed)
     Cron(cron::Args),
     /// Run a job now
@@ -101,6 +105,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Status(args) => status::run(dir, args),
         Command::Serve(args) => serve::run(dir, args),
         Command::Stop(args) => stop::run(dir, args),
+        Command::Dashboard(args) => dashboard::run(dir, args),
         Command::Doctor(args) => doctor::run(dir, args),
         Command::Job(args) => job::run(dir, args),
         Command::Apply(args) => apply::run(dir, args),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use stead::clock;
-use stead::config::Config;
+use stead::config::{Config, HttpConfig, parse_listen};
 use stead::paths::StatePaths;
 use stead::server::{self, Outcome, StopReason, World};
 use stead::store::sqlite::SqliteStore;
@@ -30,11 +30,22 @@ pub struct Args {
     /// Started by a client: report startup problems on stderr only, then detach from it
     #[arg(long, hide = true)]
     spawned: bool,
+    /// Serve the HTTP API and dashboard on this loopback address (IP:PORT, or
+    /// localhost:PORT; port 0 picks a free one) [default: `[http] listen` in config.toml]
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// UNSAFE: let --http listen on a non-loopback address. Anyone who can reach the port
+    /// and learn the token (sent in clear text) can run and cancel your jobs
+    #[arg(long, requires = "http")]
+    http_allow_remote: bool,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let paths = StatePaths::resolve(dir)?;
-    let config = Config::load(&paths.config())?;
+    let mut config = Config::load(&paths.config())?;
+    if let Some(listen) = &args.http {
+        config.http = HttpConfig::checked(parse_listen(listen)?, args.http_allow_remote)?;
+    }
     init_logging(&paths, args.spawned)?;
     let store = SqliteStore::open(&paths.ledger()).inspect_err(|e| tracing::error!("{e}"))?;
     let world = World {
@@ -68,6 +79,12 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 hello.pid,
                 hello.server_id
             );
+            if args.http.is_some() {
+                eprintln!(
+                    "stead: --http applies to a server as it starts: run `stead stop` first, or set [http] listen in {} so every start serves it (`stead dashboard` starts the API on a free port meanwhile)",
+                    paths.config().display()
+                );
+            }
             Ok(if args.spawned {
                 exit::SUCCESS
             } else {

@@ -26,7 +26,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
 }
 
 fn render(s: &StatusResult) -> String {
-    format!(
+    let mut text = format!(
         "stead {version} is serving {dir}\n  server   {id} (pid {pid}, epoch {epoch})\n  started  {started}\n  lease    valid until {lease}\n  socket   {socket}\n",
         version = s.version,
         dir = s.state_dir,
@@ -36,5 +36,9 @@ fn render(s: &StatusResult) -> String {
         started = s.started_at,
         lease = s.lease_expires_at,
         socket = s.socket,
-    )
+    );
+    if let Some(url) = &s.http {
+        text.push_str(&format!("  http     {url} (`stead dashboard` opens it)\n"));
+    }
+    text
 }

@@ -135,9 +135,14 @@ pub fn ensure_available(
                 spawned.reap_in_background();
                 return Err(unavailable(last_diagnostic, last_connect));
             }
-            if spawned.failed_for_good() {
-                // Another spawn would meet the same broken ledger or state directory.
-                return Err(unavailable(last_diagnostic, last_connect));
+            if let Some(code) = spawned.failed_for_good() {
+                // Another spawn would meet the same broken ledger, state directory or
+                // config.
+                return Err(ClientError::StartFailed {
+                    code,
+                    message: last_diagnostic
+                        .unwrap_or_else(|| format!("the server exited with code {code}")),
+                });
             }
             if spawned
                 .exited_at
@@ -243,10 +248,10 @@ impl Spawned {
     /// Whether the server exited with a code that says no retry can help: its state
     /// directory or ledger is unusable ([`exit::IO_ERROR`]) or its configuration is
     /// invalid ([`exit::CONFIG`]).
-    fn failed_for_good(&self) -> bool {
+    fn failed_for_good(&self) -> Option<i32> {
         self.status
             .and_then(|s| s.code())
-            .is_some_and(|code| code == exit::IO_ERROR || code == exit::CONFIG)
+            .filter(|&code| code == exit::IO_ERROR || code == exit::CONFIG)
     }
 
     /// What the server said, or how it exited if it said nothing.

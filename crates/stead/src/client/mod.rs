@@ -43,6 +43,10 @@ pub enum ClientError {
     NotRunning { dir: String },
     #[error("stead server did not become ready: {0}")]
     Unavailable(String),
+    /// The spawned server exited with a code no retry can change (a broken ledger, a bad
+    /// config); the client exits with the same code.
+    #[error("stead server could not start: {message}")]
+    StartFailed { code: i32, message: String },
     #[error("lost the connection to the stead server: {0}")]
     Io(#[from] io::Error),
     #[error("{}", .0.message)]
@@ -151,6 +155,12 @@ impl Connection {
 
     pub fn status(&mut self) -> Result<StatusResult, ClientError> {
         self.call(method::STATUS, serde_json::json!({}))
+    }
+
+    /// The HTTP API's address and token; with `start`, the server first starts it on a
+    /// free loopback port if it is off.
+    pub fn http(&mut self, start: bool) -> Result<stead_protocol::HttpEndpoint, ClientError> {
+        self.call(method::HTTP, stead_protocol::HttpParams { start })
     }
 
     /// Asks the server to stop. It answers once its socket, lease and lock file are

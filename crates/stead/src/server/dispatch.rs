@@ -6,7 +6,8 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use stead_protocol::{
-    ErrorBody, ErrorCode, RequestEnvelope, ResponseEnvelope, StopParams, StopResult, method,
+    ErrorBody, ErrorCode, HttpParams, RequestEnvelope, ResponseEnvelope, StopParams, StopResult,
+    method,
 };
 
 use super::handlers::{self, jobs, runs, services};
@@ -42,6 +43,7 @@ const METHODS: &[&str] = &[
     method::READINESS,
     method::RESTART_BEGIN,
     method::RESTART_END,
+    method::HTTP,
 ];
 
 pub async fn handle(shared: &Arc<Shared>, line: &str) -> ResponseEnvelope {
@@ -69,23 +71,26 @@ pub async fn handle(shared: &Arc<Shared>, line: &str) -> ResponseEnvelope {
             );
         }
     };
-    let outcome = if *shared.phase.borrow() != Phase::Serving && request.method != method::STOP {
-        Err(ErrorBody::new(
-            ErrorCode::ShuttingDown,
-            "the server is stopping; retry and a successor will answer",
-        ))
-    } else {
-        route(shared, &request).await
-    };
-    match outcome {
+    match call(shared, &request.method, &request.params).await {
         Ok(result) => ResponseEnvelope::result(request.id, result),
         Err(error) => ResponseEnvelope::error(Some(request.id), error),
     }
 }
 
-async fn route(shared: &Arc<Shared>, request: &RequestEnvelope) -> HandlerResult {
-    let p = &request.params;
-    match request.method.as_str() {
+/// Answers one method call: from the socket, or from the HTTP API with the parameters it
+/// took from a path and query.
+pub async fn call(shared: &Arc<Shared>, method: &str, params: &Value) -> HandlerResult {
+    if *shared.phase.borrow() != Phase::Serving && method != method::STOP {
+        return Err(ErrorBody::new(
+            ErrorCode::ShuttingDown,
+            "the server is stopping; retry and a successor will answer",
+        ));
+    }
+    route(shared, method, params).await
+}
+
+async fn route(shared: &Arc<Shared>, method: &str, p: &Value) -> HandlerResult {
+    match method {
         method::STATUS => status(shared).await,
         method::STOP => {
             let params: StopParams = params_or_default(p)?;
@@ -119,6 +124,10 @@ async fn route(shared: &Arc<Shared>, request: &RequestEnvelope) -> HandlerResult
         method::READINESS => services::readiness(shared, params_or_default(p)?).await,
         method::RESTART_BEGIN => services::restart_begin(shared, params(p)?).await,
         method::RESTART_END => services::restart_end(shared, params(p)?).await,
+        method::HTTP => {
+            let params: HttpParams = params_or_default(p)?;
+            to_value(super::http::endpoint(shared, params.start)?)
+        }
         other => Err(ErrorBody::new(
             ErrorCode::UnknownMethod,
             format!(

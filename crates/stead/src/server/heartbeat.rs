@@ -81,17 +81,20 @@ async fn renew(shared: &Arc<Shared>) -> bool {
                 debug!(expires_at = %rfc3339(expires_at), "renewed the lease");
             }
             shared.set_lease_expiry(expires_at);
+            shared.metrics.lease_renewal("renewed");
             true
         }
         Ok(RenewOutcome::Superseded(row)) => {
             let why = lease::supersession(&held, &row);
             error!(epoch = held.epoch, "{why}; stopping");
+            shared.metrics.lease_renewal("lost");
             shared.begin_stop(StopReason::Superseded(why));
             false
         }
         Err(e) => {
             // The lease stays ours until someone else claims it; the next beat retries.
             warn!(cause = %e, "failed to renew the lease; retrying at the next heartbeat");
+            shared.metrics.lease_renewal("failed");
             true
         }
     }

@@ -190,9 +190,10 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
 }
 
 /// Watches a monitor until it exits, then settles its run if the monitor could not.
-/// For a monitor this server started, `ended` is its stdout, which it closes as soon as
-/// the run's end is recorded: waiters hear of the end then, not when a failure hook the
-/// monitor runs afterwards is done.
+/// For a monitor this server started, `ended` is its stdout: it writes a byte there once
+/// the run is marked running, and closes it as soon as the run's end is recorded, so
+/// waiters hear of the end then, not when a failure hook the monitor runs afterwards is
+/// done.
 fn watch_monitor(
     shared: &Arc<Shared>,
     run_id: i64,
@@ -202,11 +203,15 @@ fn watch_monitor(
 ) {
     let shared = shared.clone();
     tokio::spawn(async move {
+        let _watching = shared.metrics.watching_monitor();
         let announced = async {
             match ended {
                 Some(mut out) => {
+                    // A byte: the run is marked running. End of file: its end is recorded.
                     let mut sink = [0u8; 64];
-                    while matches!(out.read(&mut sink).await, Ok(n) if n > 0) {}
+                    while matches!(out.read(&mut sink).await, Ok(n) if n > 0) {
+                        let _ = shared.run_events.send(run_id);
+                    }
                     let _ = shared.run_events.send(run_id);
                 }
                 None => std::future::pending().await,

@@ -158,14 +158,20 @@ async fn fire_due(
     }
     for (at, trigger) in &runs {
         match runs::start(shared, job, new_run(*at, *trigger)).await {
-            Ok(run) => info!(
+            Ok(run) => {
+                let lag = shared.world.clock.now().duration_since(*at);
+                shared
+                    .metrics
+                    .fire_admitted(*trigger, lag.try_into().unwrap_or_default());
+                info!(
                 job = %job.spec.name,
                 run = run.id,
                 scheduled_at = %rfc3339(*at),
                 trigger = trigger.as_str(),
                 status = run.status.as_str(),
                 "fired"
-            ),
+                )
+            }
             Err(e) => error!(job = %job.spec.name, cause = %e.message, "failed to record a fire"),
         }
     }

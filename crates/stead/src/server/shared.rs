@@ -8,6 +8,8 @@ use tokio::sync::{Notify, broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::World;
+use super::http::HttpState;
+use super::metrics::Metrics;
 use super::startup::Held;
 use crate::clock::rfc3339;
 use crate::lifecycle::identity::StartIdentity;
@@ -77,6 +79,10 @@ pub struct Shared {
     /// This boot of this machine: runs record it, and a row from another boot was cut
     /// by a reboot.
     pub boot_id: String,
+    /// What `/metrics` reports from this process.
+    pub metrics: Metrics,
+    /// The HTTP API, while it listens.
+    pub http: HttpState,
 }
 
 impl Shared {
@@ -102,6 +108,8 @@ impl Shared {
             runs_cut: Notify::new(),
             changes: watch::channel(0).0,
             boot_id: crate::lifecycle::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
+            metrics: Metrics::default(),
+            http: HttpState::default(),
         }
     }
 
@@ -161,6 +169,7 @@ impl Shared {
             state_dir: self.world.paths.dir().display().to_string(),
             socket: self.world.paths.socket().display().to_string(),
             start_identity: self.start_identity.to_string(),
+            http: self.http.endpoint().map(|e| e.url()),
         }
     }
 

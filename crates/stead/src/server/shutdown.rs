@@ -26,6 +26,8 @@ pub async fn run(shared: &Arc<Shared>, tracker: &TaskTracker) -> StopReason {
         .stop_reason()
         .expect("the accept loop ends only after begin_stop");
     info!(%reason, "stopping");
+    // The HTTP port first, so a successor can bind it the moment it holds the lease.
+    super::http::closed(shared).await;
     let releasing = shared.clone();
     if let Err(e) = tokio::task::spawn_blocking(move || release(&releasing)).await {
         warn!(cause = %e, "release task failed");

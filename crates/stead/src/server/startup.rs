@@ -49,6 +49,13 @@ pub enum StartError {
     },
     #[error("failed to bind socket {path}: {source}")]
     Bind { path: PathBuf, source: io::Error },
+    #[error(
+        "failed to listen for HTTP on {addr}: {cause}; choose another address ([http] listen in config.toml, or --http)"
+    )]
+    HttpBind {
+        addr: std::net::SocketAddr,
+        cause: io::Error,
+    },
 }
 
 /// A server that holds the lock, the lease and the bound socket.
@@ -56,6 +63,8 @@ pub enum StartError {
 pub struct Started {
     pub held: Held,
     pub listener: std::os::unix::net::UnixListener,
+    /// The HTTP API's listener, when the config asks for one.
+    pub http: Option<std::net::TcpListener>,
 }
 
 /// What a started server holds and must give back on its way out.
@@ -126,7 +135,17 @@ pub fn start(
         "claimed the lease"
     );
 
-    let (listener, socket_inode) = match bind(paths) {
+    // Bound while holding the lease, so a losing starter never takes the port, and before
+    // the socket, so a server that cannot listen where it was told never serves at all.
+    let bound = config
+        .http
+        .listen
+        .map(|addr| {
+            std::net::TcpListener::bind(addr).map_err(|cause| StartError::HttpBind { addr, cause })
+        })
+        .transpose()
+        .and_then(|http| Ok((http, bind(paths)?)));
+    let (http, (listener, socket_inode)) = match bound {
         Ok(bound) => bound,
         Err(e) => {
             let _ = store.release_lease(&lease, clock.now());
@@ -143,6 +162,7 @@ pub fn start(
             start_identity,
         },
         listener,
+        http,
     })))
 }
 

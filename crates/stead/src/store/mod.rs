@@ -107,6 +107,17 @@ pub struct StoredJob {
     pub fired_through: Option<Timestamp>,
 }
 
+/// How many runs of one job share a status and a trigger (for `/metrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunCount {
+    pub job: String,
+    pub status: RunStatus,
+    pub trigger: Trigger,
+    /// For interrupted runs: whether their debt is settled (resumed, landed, given up).
+    pub resolved: bool,
+    pub count: u64,
+}
+
 /// A run to be admitted to the ledger.
 #[derive(Debug, Clone)]
 pub struct NewRun {
@@ -263,6 +274,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Runs matching `filter`, newest first.
     fn run_list(&self, filter: &RunFilter) -> Result<Vec<Run>, StoreError>;
+
+    /// The ledger's runs counted by job, status, trigger and settled debt.
+    fn run_counts(&self) -> Result<Vec<RunCount>, StoreError>;
 
     /// Runs of `machine_id` that have not ended.
     fn runs_active(&self, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError>;

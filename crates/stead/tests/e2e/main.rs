@@ -2,10 +2,13 @@
 //! processes, real sockets and real signals (SIGSTOP stands in for a laptop sleep,
 //! SIGKILL for a crash).
 
+mod api;
 mod bad_input;
+mod dashboard;
 mod ensure;
 mod gate;
 mod harness;
+mod http;
 mod lifecycle;
 mod recovery;
 mod runs;

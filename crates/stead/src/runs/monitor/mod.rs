@@ -78,6 +78,15 @@ fn announce_end() {
     }
 }
 
+/// Writes one byte to stdout: the run is marked running. The server that started this
+/// monitor reads it and tells its watchers (the dashboard's event stream) at once. A
+/// server that is gone leaves a broken pipe, which changes nothing here.
+fn announce_start() {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(b"s").and_then(|()| out.flush());
+}
+
 pub fn main() -> i32 {
     let mut input = String::new();
     let plan = match std::io::stdin()
@@ -130,7 +139,7 @@ pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
         recorder.mark_running(plan.run_id, std::process::id(), &me, Timestamp::now())
     });
     match marked {
-        Ok(true) => {}
+        Ok(true) => announce_start(),
         Ok(false) => return Outcome::NotQueued,
         Err(error) => {
             log::note_at(&plan.log_path, &format!("failed to start: {error}"));

@@ -196,6 +196,20 @@ pub async fn hold_list(shared: &Arc<Shared>) -> HandlerResult {
 }
 
 pub async fn readiness(shared: &Arc<Shared>, params: ReadinessParams) -> HandlerResult {
+    let waits = params.wait_ms.is_some_and(|ms| ms > 0);
+    let began = tokio::time::Instant::now();
+    let answer = readiness_now_or_later(shared, params).await?;
+    if waits {
+        shared.metrics.gate_waited(answer.ready, began.elapsed());
+    }
+    to_value(answer)
+}
+
+/// The readiness, at once or, with `wait_ms`, once it differs from `unless`.
+async fn readiness_now_or_later(
+    shared: &Arc<Shared>,
+    params: ReadinessParams,
+) -> Result<stead_protocol::Readiness, ErrorBody> {
     let service = params
         .service
         .clone()
@@ -258,7 +272,7 @@ pub async fn readiness(shared: &Arc<Shared>, params: ReadinessParams) -> Handler
             .await?;
         let unchanged = params.unless.as_ref() == Some(&answer.readiness);
         if !unchanged || tokio::time::Instant::now() >= deadline {
-            return to_value(answer.readiness);
+            return Ok(answer.readiness);
         }
         let clock = shared.world.clock.clone();
         tokio::select! {
@@ -270,8 +284,8 @@ pub async fn readiness(shared: &Arc<Shared>, params: ReadinessParams) -> Handler
                     None => std::future::pending().await,
                 }
             } => {}
-            () = tokio::time::sleep_until(deadline) => return to_value(answer.readiness),
-            () = shared.stop.cancelled() => return to_value(answer.readiness),
+            () = tokio::time::sleep_until(deadline) => return Ok(answer.readiness),
+            () = shared.stop.cancelled() => return Ok(answer.readiness),
         }
     }
 }

@@ -25,8 +25,8 @@ pub use runs::MAX_LIST as MAX_RUN_LIST;
 use stead_protocol::{JobSpec, Run, RunFilter};
 
 use super::{
-    ActiveRun, Admission, Changes, NewRun, PlanFn, Store, StoreError, StoredHold, StoredJob,
-    StoredService,
+    ActiveRun, Admission, Changes, NewRun, PlanFn, RunCount, Store, StoreError, StoredHold,
+    StoredJob, StoredService,
 };
 use crate::clock::{from_ms, to_ms};
 use crate::lifecycle::identity::StartIdentity;
@@ -416,6 +416,10 @@ impl Store for SqliteStore {
 
     fn run_list(&self, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
         runs::list(&self.conn(), filter)
+    }
+
+    fn run_counts(&self) -> Result<Vec<RunCount>, StoreError> {
+        runs::counts(&self.conn())
     }
 
     fn runs_active(&self, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError> {

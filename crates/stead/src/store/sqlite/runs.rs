@@ -13,7 +13,7 @@ use stead_protocol::{Concurrency, Run, RunFilter, RunStatus, Trigger};
 use crate::clock::{from_ms, rfc3339, to_ms};
 use crate::lifecycle::identity::StartIdentity;
 use crate::runs::RunEnd;
-use crate::store::{ActiveRun, Admission, NewRun, PlanFn, StoreError};
+use crate::store::{ActiveRun, Admission, NewRun, PlanFn, RunCount, StoreError};
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
@@ -96,6 +96,37 @@ pub fn list(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run>, StoreErro
         runs.push(row??);
     }
     Ok(runs)
+}
+
+pub fn counts(conn: &Connection) -> Result<Vec<RunCount>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT job, status, trigger, resolution IS NOT NULL, count(*) FROM runs
+         GROUP BY job, status, trigger, resolution IS NOT NULL ORDER BY job",
+    )?;
+    let rows = stmt.query_map([], |row| {
+        let status: String = row.get(1)?;
+        let trigger: String = row.get(2)?;
+        let count: i64 = row.get(4)?;
+        Ok((
+            row.get::<_, String>(0)?,
+            status,
+            trigger,
+            row.get(3)?,
+            count,
+        ))
+    })?;
+    let mut counts = Vec::new();
+    for row in rows {
+        let (job, status, trigger, resolved, count) = row?;
+        counts.push(RunCount {
+            job,
+            status: status_from(&status)?,
+            trigger: trigger_from(&trigger)?,
+            resolved,
+            count: u64::try_from(count).unwrap_or(0),
+        });
+    }
+    Ok(counts)
 }
 
 /// The statement and values of a listing.

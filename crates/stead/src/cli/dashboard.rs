@@ -1,0 +1,68 @@
+//! `stead dashboard`: the web dashboard's address, with its token.
+//!
+//! The server starts the HTTP API on a free loopback port if the config names none, so
+//! the dashboard is one command away without a port to choose. The token travels in the
+//! URL's fragment, which a browser keeps to itself.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use stead::client::Client;
+use stead_protocol::{HttpEndpoint, exit};
+
+use super::output;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Also open it in the default browser (xdg-open on Linux, open on macOS)
+    #[arg(long)]
+    open: bool,
+    /// Print the URLs and token as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let client = Client::for_state_dir(dir)?;
+    let endpoint = client.connect_or_start()?.http(true)?;
+    let (Some(url), Some(dashboard)) = (&endpoint.url, &endpoint.dashboard_url) else {
+        anyhow::bail!("the server did not start its HTTP API");
+    };
+    if args.json {
+        output::json(&endpoint)?;
+    } else {
+        output::text(&render(&endpoint, url, dashboard))?;
+    }
+    if args.open {
+        open(dashboard)?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn render(endpoint: &HttpEndpoint, url: &str, dashboard: &str) -> String {
+    format!(
+        "dashboard  {dashboard}\napi        {url}  (Authorization: Bearer <the token in {file}>)\n\
+         The address holds the token: share it as you would a password. Without\n\
+         [http] listen in config.toml the port changes when the server restarts.\n",
+        file = endpoint.token_file,
+    )
+}
+
+fn open(url: &str) -> anyhow::Result<()> {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let status = Command::new(opener)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    match status {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => anyhow::bail!("{opener} failed ({status}); open the address above by hand"),
+        Err(e) => anyhow::bail!("cannot run {opener} ({e}); open the address above by hand"),
+    }
+}

@@ -1,0 +1,1057 @@
+// app.js — the stead web dashboard.
+//
+// Reads the access token from the URL fragment (#token=…), loads jobs, runs, services,
+// holds and readiness from the HTTP API, and keeps them current from the server's event
+// stream (/api/events, read with fetch so it can carry the Bearer header). The only timer
+// is a 1 s clock tick that refreshes relative times and running durations in place.
+// Every piece of data reaches the page through textContent / createElement, never HTML.
+"use strict";
+
+const TOKEN_KEY = "stead-token";
+const PAGE = 200;
+const CUT_TITLE = "interrupted: cut short by something other than the run itself (a restart, a reboot, a stop). Not a failure.";
+const STATUS_VIEW = {
+  succeeded: { icon: "✓", label: "succeeded" }, failed: { icon: "✗", label: "failed" },
+  running: { icon: "", label: "running" }, queued: { icon: "◌", label: "queued" },
+  cancelled: { icon: "⊘", label: "cancelled" }, interrupted: { icon: "✂", label: "cut", title: CUT_TITLE },
+  skipped: { icon: "↷", label: "skipped" },
+};
+const CONN_TEXT = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…", unauthorized: "Unauthorized" };
+const SIGNALS = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM" };
+
+const state = {
+  token: null,
+  conn: "connecting",
+  status: null,
+  jobs: [],
+  runs: new Map(), // id -> Run
+  pagedOldest: null, // smallest id fetched by the runs list (the paging cursor)
+  pagedDeep: false, // "load older" has been used
+  hasOlder: false,
+  services: [],
+  holds: [],
+  readiness: new Map(), // service -> { data, nextChange }
+  selectedId: null,
+  filter: { job: "", status: "" },
+  eventsCtrl: null,
+};
+
+// ---------------------------------------------------------------- DOM helpers
+
+const $ = (sel) => document.querySelector(sel);
+
+/** createElement with attributes ("text" sets textContent, "class" the class) and children. */
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "text") el.textContent = String(v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+const tag = (text, cls, title) => h("span", { class: `tag ${cls || ""}`.trim(), text, title });
+const muted = (text, title) => h("span", { class: "muted", text, title });
+const code = (text) => h("code", { text });
+
+/**
+ * Keeps `parent`'s children in the order of `items`, one per key, rebuilding a child only
+ * when its signature changed, so unchanged rows survive; a rebuilt row keeps the keyboard
+ * focus on its button with the same data-action.
+ */
+function reconcile(parent, items, keyOf, sigOf, build) {
+  const old = new Map();
+  for (const el of parent.children) old.set(el._key, el);
+  let i = 0;
+  for (const item of items) {
+    const key = keyOf(item);
+    const sig = sigOf(item);
+    let el = old.get(key);
+    old.delete(key);
+    if (!el || el._sig !== sig) {
+      const fresh = build(item);
+      fresh._key = key;
+      fresh._sig = sig;
+      const focused = el && el.contains(document.activeElement) ? document.activeElement.dataset.action : null;
+      if (el) el.replaceWith(fresh);
+      const again = focused && fresh.querySelector(`[data-action="${focused}"]`);
+      if (again) again.focus();
+      el = fresh;
+    }
+    if (parent.children[i] !== el) parent.insertBefore(el, parent.children[i] || null);
+    i += 1;
+  }
+  for (const el of old.values()) el.remove();
+}
+
+// ---------------------------------------------------------------- time and text
+
+const fmtTime = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+const fmtDay = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+const fmtYear = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+const fmtFull = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "long" });
+
+function absText(t) {
+  const d = new Date(t);
+  const now = new Date();
+  if (d.toDateString() === now.toDateString()) return fmtTime.format(d);
+  return d.getFullYear() === now.getFullYear() ? fmtDay.format(d) : fmtYear.format(d);
+}
+
+/** A span of time in words: "12 s", "3 min", "2 h 5 min", "3 d 4 h". */
+function span(d) {
+  const s = Math.floor(d / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const hr = Math.floor(m / 60);
+  if (hr < 24) return m % 60 ? `${hr} h ${m % 60} min` : `${hr} h`;
+  const days = Math.floor(hr / 24);
+  return hr % 24 ? `${days} d ${hr % 24} h` : `${days} d`;
+}
+
+function relText(t, now = Date.now()) {
+  const d = t - now;
+  if (Math.abs(d) < 1000) return "now";
+  return d > 0 ? `in ${span(d)}` : `${span(-d)} ago`;
+}
+
+/** A run's duration; `live` ones (still running) in whole seconds so the tick reads calmly. */
+function durText(d, live) {
+  d = Math.max(0, d);
+  if (d < 10000 && !live) return `${(d / 1000).toFixed(1)} s`;
+  const s = Math.floor(d / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+function leaseText(t, now = Date.now()) {
+  if (t > now) return `in ${span(t - now)}`;
+  return state.conn === "live" ? "renewed by the heartbeat (server live)" : `${span(now - t)} ago`;
+}
+
+/** "90s", "1h30m" → milliseconds. */
+function parseDuration(text) {
+  const units = { d: 86400000, h: 3600000, m: 60000, s: 1000 };
+  let total = 0;
+  for (const [, n, u] of String(text || "").matchAll(/(\d+)\s*([dhms])/g)) total += Number(n) * units[u];
+  return total;
+}
+
+/** A <time> with the absolute local time and, updated by the tick, the relative one. */
+function timeEl(iso, { abs = true, rel = true, mode = "rel" } = {}) {
+  if (!iso) return muted("—");
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return h("span", { text: iso });
+  const el = h("time", { datetime: iso, title: `${fmtFull.format(t)}\n${iso}` });
+  if (abs) el.append(h("span", { class: "abs", text: absText(t) }), " ");
+  if (rel) {
+    const text = mode === "lease" ? leaseText(t) : relText(t);
+    el.append(h("span", { class: "rel", "data-rel": mode, "data-t": t, text }));
+  }
+  return el;
+}
+
+function tick() {
+  const now = Date.now();
+  for (const el of document.querySelectorAll("[data-rel]")) {
+    const t = Number(el.dataset.t);
+    let text;
+    if (el.dataset.rel === "dur") text = durText(now - t, true);
+    else if (el.dataset.rel === "lease") text = leaseText(t, now);
+    else text = relText(t, now);
+    if (el.textContent !== text) el.textContent = text;
+  }
+  clockCrossings(now);
+}
+
+// ---------------------------------------------------------------- API
+
+class ApiError extends Error {
+  constructor(status, code, message) { super(message); Object.assign(this, { status, code }); }
+}
+
+/** fetch with the Bearer header; a non-2xx answer throws ApiError with the server's {code, message}. */
+async function request(path, opts = {}) {
+  const headers = { Authorization: `Bearer ${state.token}`, ...(opts.headers || {}) };
+  const res = await fetch(path, { ...opts, headers, cache: "no-store" });
+  if (res.ok) return res;
+  let code = `http_${res.status}`;
+  let message = res.statusText || `HTTP ${res.status}`;
+  const body = await res.json().catch(() => null); // not JSON: keep the status line
+  if (body && body.code) [code, message] = [body.code, body.message || message];
+  if (res.status === 401) unauthorized();
+  throw new ApiError(res.status, code, message);
+}
+
+async function api(path, opts = {}) {
+  const res = await request(path, { ...opts, headers: { Accept: "application/json" } });
+  const text = await res.text();
+  return text ? JSON.parse(text) : null;
+}
+
+const enc = encodeURIComponent;
+
+// ---------------------------------------------------------------- errors, token, connection
+
+function showError(what, err) {
+  if (err && err.status === 401) return; // the unauthorized message says it
+  const detail = err instanceof ApiError ? `${err.message} (${err.code})` : String((err && err.message) || err);
+  const list = $("#banner-list");
+  list.prepend(h("li", {}, h("strong", { text: `${what}: ` }), detail));
+  while (list.children.length > 5) list.lastElementChild.remove();
+  $("#banner").hidden = false;
+}
+
+function dismissErrors() {
+  $("#banner-list").replaceChildren();
+  $("#banner").hidden = true;
+}
+
+function readToken() {
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromHash) history.replaceState(null, "", location.pathname + location.search);
+  try {
+    if (fromHash) sessionStorage.setItem(TOKEN_KEY, fromHash);
+    return fromHash || sessionStorage.getItem(TOKEN_KEY);
+  } catch (_) {
+    return fromHash; // no storage: the token lives as long as the page
+  }
+}
+
+/** A dashboard URL pasted into this tab only changes the fragment: start over with its token. */
+function onHashChange() {
+  if (!new URLSearchParams(location.hash.slice(1)).get("token")) return;
+  const token = readToken();
+  if (token && token !== state.token) location.reload();
+}
+
+function showAuth(text) {
+  $("#auth-text").textContent = text;
+  $("#auth").hidden = false;
+  $("#main").hidden = true;
+}
+
+function setConn(s) {
+  state.conn = s;
+  const el = $("#conn");
+  el.dataset.state = s;
+  el.textContent = CONN_TEXT[s];
+}
+
+function unauthorized() {
+  if (state.conn === "unauthorized") return;
+  try { sessionStorage.removeItem(TOKEN_KEY); } catch (_) { /* no storage: nothing to forget */ }
+  setConn("unauthorized");
+  if (state.eventsCtrl) state.eventsCtrl.abort();
+  closeLog();
+  showAuth("The server refused this dashboard's access token (401).");
+}
+
+// ---------------------------------------------------------------- loading
+
+const pendingParts = new Set();
+const partSeq = {};
+const appliedSeq = {};
+
+/** Asks for parts of the data to be refetched; calls in the same task are coalesced. */
+function refresh(parts) {
+  if (state.conn === "unauthorized") return;
+  const empty = pendingParts.size === 0;
+  for (const p of parts) pendingParts.add(p);
+  if (empty) queueMicrotask(flushRefresh);
+}
+
+function loadAll() {
+  refresh(["status", "jobs", "runs", "services", "holds", "readiness"]);
+}
+
+function flushRefresh() {
+  const parts = new Set(pendingParts);
+  pendingParts.clear();
+  const simple = {
+    status: ["/api/status", (s) => { state.status = s; renderStatus(); }],
+    jobs: ["/api/jobs", (jobs) => { state.jobs = jobs; renderJobs(); renderRuns(); rearmClock(); }],
+    runs: [`/api/runs?limit=${PAGE}`, (runs) => { mergeRuns(runs, false); renderRuns(); renderJobs(); selectedChanged(); }],
+    holds: ["/api/holds", (holds) => { state.holds = holds; renderHolds(); }],
+  };
+  for (const [part, [path, apply]] of Object.entries(simple)) {
+    if (parts.has(part)) fetchPart(part, path, apply);
+  }
+  if (parts.has("services")) {
+    fetchPart("services", "/api/services", (services) => {
+      state.services = services;
+      renderServices();
+      loadReadiness();
+    });
+  } else if (parts.has("readiness")) {
+    loadReadiness();
+  }
+}
+
+/** Fetches one part; an answer older than one already applied is dropped. */
+async function fetchPart(part, path, apply) {
+  const seq = (partSeq[part] = (partSeq[part] || 0) + 1);
+  try {
+    const data = await api(path);
+    if (seq < (appliedSeq[part] || 0)) return;
+    appliedSeq[part] = seq;
+    apply(data);
+  } catch (err) {
+    showError(`Could not load ${path}`, err);
+  }
+}
+
+function loadReadiness() {
+  const names = new Set(state.services.map((s) => s.name));
+  for (const name of state.readiness.keys()) if (!names.has(name)) state.readiness.delete(name);
+  for (const name of names) {
+    fetchPart(`readiness:${name}`, `/api/readiness?service=${enc(name)}`, (data) => {
+      state.readiness.set(name, { data, nextChange: nextClockChange(name, data) });
+      renderServices();
+    });
+  }
+}
+
+/** When readiness would next change by the clock alone: a fire entering the window, a hold expiring. */
+function nextClockChange(service, r) {
+  const now = Date.now();
+  const windowMs = parseDuration(r.window) || 90000;
+  const times = [];
+  for (const b of r.blockers) {
+    if (b.kind === "hold") times.push(Date.parse(b.expires_at));
+  }
+  for (const job of state.jobs) {
+    if (job.enabled === false || !job.next_fire_at || !dependsOn(job, service)) continue;
+    times.push(Date.parse(job.next_fire_at) - windowMs);
+  }
+  const future = times.filter((t) => t > now);
+  return future.length ? Math.min(...future) : null;
+}
+
+function rearmClock() {
+  for (const [name, entry] of state.readiness) entry.nextChange = nextClockChange(name, entry.data);
+}
+
+function clockCrossings(now) {
+  let due = false;
+  for (const entry of state.readiness.values()) {
+    if (entry.nextChange !== null && entry.nextChange <= now) {
+      entry.nextChange = null;
+      due = true;
+    }
+  }
+  if (due) refresh(["holds", "readiness"]);
+}
+
+function dependsOn(job, service) {
+  return service === "stead" || (job.depends_on || []).includes(service);
+}
+
+function mergeRuns(list, paging) {
+  for (const run of list) storeRun(run);
+  if (list.length) {
+    const min = Math.min(...list.map((r) => r.id));
+    state.pagedOldest = state.pagedOldest === null ? min : Math.min(state.pagedOldest, min);
+  }
+  if (paging || !state.pagedDeep) state.hasOlder = list.length === PAGE;
+  if (paging) state.pagedDeep = true;
+}
+
+function loadOlder(btn) {
+  if (state.pagedOldest === null) return;
+  withBusy(btn, async () => {
+    try {
+      mergeRuns(await api(`/api/runs?limit=${PAGE}&before_id=${state.pagedOldest}`), true);
+      renderRuns();
+    } catch (err) {
+      showError("Could not load older runs", err);
+    }
+  });
+}
+
+// ---------------------------------------------------------------- event stream
+
+/** A server-sent-events parser: feed it decoded text, it calls onEvent(type, data). */
+function sseParser(onEvent) {
+  let buf = "";
+  let type = "";
+  let data = [];
+  const line = (l) => {
+    if (l === "") {
+      if (data.length) onEvent(type || "message", data.join("\n"));
+      type = "";
+      data = [];
+      return;
+    }
+    if (l[0] === ":") return; // keep-alive comment
+    const i = l.indexOf(":");
+    const field = i < 0 ? l : l.slice(0, i);
+    let value = i < 0 ? "" : l.slice(i + 1);
+    if (value[0] === " ") value = value.slice(1);
+    if (field === "event") type = value;
+    else if (field === "data") data.push(value);
+  };
+  return (chunk) => {
+    buf += chunk;
+    for (;;) {
+      const m = /\r\n|\n|\r(?!$)/.exec(buf); // a trailing \r may be half of \r\n
+      if (!m) break;
+      line(buf.slice(0, m.index));
+      buf = buf.slice(m.index + m[0].length);
+    }
+  };
+}
+
+function onEvent(type, data) {
+  let body;
+  try { body = JSON.parse(data); } catch (_) { return; }
+  if (type === "hello") {
+    state.status = body;
+    renderStatus();
+  } else if (type === "run") {
+    upsertRun(body);
+  } else if (type === "changed") {
+    refresh(["jobs", "services", "holds", "readiness"]);
+  } else if (type === "lagged") {
+    loadAll();
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Reads /api/events forever, reconnecting with backoff and refetching everything on each connect. */
+async function eventLoop() {
+  let delay = 1000;
+  for (let attempt = 0; ; attempt += 1) {
+    setConn(attempt === 0 ? "connecting" : "reconnecting");
+    const ctrl = new AbortController();
+    state.eventsCtrl = ctrl;
+    let connected = false;
+    try {
+      const res = await request("/api/events", { headers: { Accept: "text/event-stream" }, signal: ctrl.signal });
+      connected = true;
+      delay = 1000;
+      setConn("live");
+      loadAll();
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      const feed = sseParser(onEvent);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        feed(decoder.decode(value, { stream: true }));
+      }
+    } catch (_) {
+      // dropped or refused: fall through to the backoff
+    }
+    if (state.conn === "unauthorized") return;
+    if (!connected && attempt === 0) loadAll(); // show what can be shown without the stream
+    setConn("reconnecting");
+    await sleep(delay);
+    delay = Math.min(delay * 2, 10000);
+  }
+}
+
+/** How far a run has got; a row never goes back (a late answer must not undo a newer event). */
+const progress = (r) => (r.status === "queued" ? 0 : r.status === "running" ? 2 : 4) + (r.resolution ? 1 : 0);
+
+function storeRun(run) {
+  const prev = state.runs.get(run.id);
+  if (prev && progress(prev) > progress(run)) return false;
+  state.runs.set(run.id, run);
+  return true;
+}
+
+/** A run event (or an action's answer): upsert by id and refresh what depends on it. */
+function upsertRun(run) {
+  const prev = state.runs.get(run.id);
+  if (!storeRun(run)) return;
+  scheduleRender();
+  if (!prev) refresh(["jobs", "readiness"]); // a fire moves next_fire_at; a run may block a restart
+  else if (prev.status !== run.status) refresh(["readiness"]);
+  if (run.id === state.selectedId) selectedChanged();
+}
+
+function selectedChanged() {
+  if (!state.runs.has(state.selectedId)) return;
+  renderDetails();
+  if (logSession) pumpLog(logSession);
+}
+
+let renderQueued = false;
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  queueMicrotask(() => {
+    renderQueued = false;
+    renderRuns();
+    renderJobs();
+  });
+}
+
+// ---------------------------------------------------------------- header
+
+function renderStatus() {
+  const s = state.status;
+  if (!s) return;
+  $("#srv-version").textContent = s.version;
+  $("#srv-pid").textContent = String(s.pid);
+  $("#srv-epoch").textContent = String(s.epoch);
+  $("#srv-started").replaceChildren(timeEl(s.started_at));
+  $("#srv-lease").replaceChildren(timeEl(s.lease_expires_at, { mode: "lease" }));
+  $("#srv-dir").textContent = s.state_dir;
+  $("#server").title = `server ${s.server_id}, protocol ${s.protocol}, socket ${s.socket}`;
+}
+
+// ---------------------------------------------------------------- jobs
+
+function latestRunByJob() {
+  const last = new Map();
+  for (const run of state.runs.values()) {
+    const cur = last.get(run.job);
+    if (!cur || run.id > cur.id) last.set(run.job, run);
+  }
+  return last;
+}
+
+function renderJobs() {
+  const last = latestRunByJob();
+  reconcile($("#jobs tbody"), state.jobs, (job) => job.name,
+    (job) => JSON.stringify([job, lastRunSig(last.get(job.name))]), (job) => jobRow(job, last.get(job.name)));
+  $("#jobs-empty").hidden = state.jobs.length > 0;
+  renderJobFilter();
+}
+
+const lastRunSig = (r) => (r ? [r.id, r.status, r.started_at || r.created_at] : null);
+
+function jobRow(job, lastRun) {
+  const enabled = job.enabled !== false;
+  return h("tr", { "data-job": job.name, "data-enabled": String(enabled), class: enabled ? null : "disabled" },
+    h("th", { scope: "row" }, h("div", { class: "job-name", text: job.name }), jobMeta(job)),
+    h("td", {}, scheduleEl(job)),
+    h("td", {}, job.tz ? job.tz : job.schedule_kind === "cron" ? muted("local", "the machine's time zone") : muted("—")),
+    h("td", {}, job.next_fire_at ? timeEl(job.next_fire_at) : muted(enabled ? "—" : "— (disabled)")),
+    h("td", {}, h("span", { class: `pill ${enabled ? "pill-on" : "pill-off"}`, text: enabled ? "enabled" : "disabled" })),
+    h("td", {}, lastRun ? lastRunEl(lastRun) : muted("—", "no run of this job among the loaded runs")),
+    h("td", { class: "actions" },
+      h("button", { type: "button", "data-action": "run", text: "Run now" }),
+      h("button", { type: "button", "data-action": "toggle", text: enabled ? "Disable" : "Enable" })),
+  );
+}
+
+function jobMeta(job) {
+  const command = job.shell ? (job.command || []).join(" ") : (job.command || []).map(quoteArg).join(" ");
+  const meta = h("div", { class: "job-meta" }, h("code", { class: "command", text: command, title: command }));
+  // Fields left out of the JSON are at their defaults; tag only what differs.
+  const tags = [
+    job.shell && ["sh -c", "shell: the command is one sh -c script"],
+    ...(job.depends_on || []).map((s) => [`needs ${s}`, `depends_on: ${s}`]),
+    job.concurrency && [`concurrency ${job.concurrency}`],
+    job.timeout && [`timeout ${job.timeout}`],
+    job.landed_check && ["receipt check", `landed_check: ${job.landed_check}`],
+    (job.alternatives || []).length && [`${job.alternatives.length} alternative(s)`],
+    job.on_failure && ["on failure hook", `on_failure: ${job.on_failure}`],
+    job.resume === false && ["no resume"],
+    job.catch_up && [`catch_up ${job.catch_up}`],
+  ].filter(Boolean).map(([text, title]) => tag(text, "tag-plain", title));
+  if (tags.length) meta.append(h("div", { class: "tags" }, tags));
+  return meta;
+}
+
+const quoteArg = (a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`);
+
+function scheduleEl(job) {
+  if (job.cron) return h("span", {}, "cron ", code(job.cron));
+  if (job.every) return h("span", { text: `every ${job.every}` });
+  return muted("on demand");
+}
+
+function lastRunEl(run) {
+  return h("span", { class: "last-run" },
+    statusBadge(run.status),
+    h("button", { type: "button", class: "link", "data-action": "goto", "data-target": run.id, text: `#${run.id}` }),
+    run.started_at || run.created_at ? timeEl(run.started_at || run.created_at, { abs: false }) : null);
+}
+
+// ---------------------------------------------------------------- runs
+
+const isActive = (run) => run.status === "queued" || run.status === "running";
+const isReceipt = (run) => /^landed\b.*receipt/i.test(run.resolution || "");
+
+function matchesFilter(run) {
+  return (!state.filter.job || run.job === state.filter.job)
+    && (!state.filter.status || run.status === state.filter.status);
+}
+
+function renderRuns() {
+  const all = [...state.runs.values()].sort((a, b) => b.id - a.id);
+  const shown = all.filter(matchesFilter);
+  reconcile($("#runs tbody"), shown, (r) => String(r.id), (r) => JSON.stringify(r), runRow);
+  markSelected();
+  const empty = $("#runs-empty");
+  empty.hidden = shown.length > 0;
+  empty.textContent = all.length ? "No loaded run matches these filters." : "No runs yet.";
+  $("#runs-count").textContent = `${shown.length} shown of ${all.length} loaded`;
+  $("#load-older").hidden = !state.hasOlder;
+}
+
+function renderJobFilter() {
+  const names = new Set(state.jobs.map((j) => j.name));
+  for (const run of state.runs.values()) names.add(run.job);
+  const sorted = [...names].sort();
+  const select = $("#filter-job");
+  const have = [...select.options].slice(1).map((o) => o.value);
+  if (have.join("\n") === sorted.join("\n")) return;
+  select.replaceChildren(h("option", { value: "", text: "All jobs" }), ...sorted.map((n) => h("option", { value: n, text: n })));
+  select.value = names.has(state.filter.job) ? state.filter.job : "";
+  state.filter.job = select.value;
+}
+
+function runRow(run) {
+  return h("tr", { "data-run-id": run.id, "data-status": run.status, "data-trigger": run.trigger, class: "run" },
+    h("th", { scope: "row" },
+      h("button", { type: "button", class: "link", "data-action": "select", title: `Show run ${run.id}`, text: `#${run.id}` })),
+    h("td", { class: "job-cell", text: run.job }),
+    h("td", {}, triggerEl(run)),
+    h("td", { class: "status-cell" }, statusBadge(run.status),
+      isActive(run) ? h("button", { type: "button", class: "small", "data-action": "cancel", text: "Cancel" }) : null),
+    h("td", {}, run.started_at ? timeEl(run.started_at)
+      : h("span", { class: "muted", title: "created; not started" }, timeEl(run.created_at))),
+    h("td", { class: "num" }, durationEl(run), exitEl(run)),
+    h("td", { class: "reason" }, run.reason ? h("span", { text: run.reason, title: run.reason }) : muted("—")),
+    h("td", { class: "resolution" }, resolutionEl(run)),
+  );
+}
+
+function statusBadge(status) {
+  const view = STATUS_VIEW[status] || { icon: "?", label: status };
+  return h("span", { class: `badge b-${status}`, title: view.title || status },
+    status === "running" ? h("span", { class: "dot", "aria-hidden": "true" })
+      : h("span", { class: "icon", "aria-hidden": "true", text: view.icon }),
+    h("span", { class: "label", text: view.label }));
+}
+
+const TRIGGER_LABEL = { scheduled: "scheduled", on_demand: "on demand", resume: "resume", catch_up: "catch-up" };
+
+function triggerEl(run) {
+  const wrap = h("span", { class: "trigger" });
+  if (run.trigger === "resume") {
+    const first = run.original_trigger ? `, first ${TRIGGER_LABEL[run.original_trigger] || run.original_trigger}` : "";
+    wrap.append(tag(`↻ resumes #${run.parent_id ?? "?"}`, "tag-resume", `a resume of cut run ${run.parent_id}${first}`));
+  } else if (run.trigger === "catch_up") {
+    const passed = run.status === "skipped";
+    wrap.append(tag(passed ? "passed over" : "caught up", "tag-catchup",
+      passed ? "missed fires recorded as not run" : "makes up for a fire missed while stead was down or asleep"));
+    if (run.scheduled_at) wrap.append(h("span", { class: "sub" }, "for ", timeEl(run.scheduled_at, { rel: false })));
+  } else {
+    wrap.append(tag(TRIGGER_LABEL[run.trigger] || run.trigger, `tag-${run.trigger}`));
+  }
+  return wrap;
+}
+
+function durationEl(run) {
+  if (!run.started_at) return muted("—");
+  const start = Date.parse(run.started_at);
+  if (run.ended_at) return h("span", { text: durText(Date.parse(run.ended_at) - start, false) });
+  if (run.status === "running") {
+    return h("span", { "data-rel": "dur", "data-t": start, text: durText(Date.now() - start, true) });
+  }
+  return muted("—");
+}
+
+/** "exit 3" or "signal 15", under the duration; nothing when the run has neither. */
+function exitEl(run) {
+  if (run.exit_code !== null && run.exit_code !== undefined) {
+    return h("div", { class: `sub exit ${run.exit_code === 0 ? "" : "nonzero"}`, text: `exit ${run.exit_code}` });
+  }
+  if (run.signal !== null && run.signal !== undefined) {
+    return h("div", { class: "sub exit nonzero", text: `signal ${run.signal}`, title: SIGNALS[run.signal] || null });
+  }
+  return null;
+}
+
+function resolutionEl(run) {
+  const wrap = h("span", {});
+  if (isReceipt(run)) {
+    wrap.append(tag("✓ landed by receipt", "tag-receipt", `${run.resolution}: its landed check proved the work landed`));
+  } else if (run.status === "interrupted" && !run.resolution) {
+    wrap.append(tag("owed", "tag-owed", "cut, not failed: stead resumes it once, after the resume delay"));
+  } else if (run.resolution) {
+    wrap.append(h("span", { class: "res-text", text: run.resolution, title: run.resolution }));
+  } else {
+    wrap.append(muted("—"));
+  }
+  return wrap;
+}
+
+function markSelected() {
+  for (const tr of $("#runs tbody").children) {
+    const selected = Number(tr.dataset.runId) === state.selectedId;
+    tr.classList.toggle("selected", selected);
+    if (selected) tr.setAttribute("aria-current", "true");
+    else tr.removeAttribute("aria-current");
+  }
+}
+
+// ---------------------------------------------------------------- run details and log
+
+const RUN_FIELDS = [
+  "id", "job", "status", "trigger", "original_trigger", "attempt", "parent_id", "exit_code", "signal",
+  "reason", "resolution", "scheduled_at", "created_at", "started_at", "ended_at", "idempotency_key",
+  "machine_id", "boot_id", "monitor_pid", "log_path",
+];
+const TIME_FIELDS = new Set(["scheduled_at", "created_at", "started_at", "ended_at"]);
+
+async function selectRun(id) {
+  if (!Number.isFinite(id) || id === state.selectedId) return;
+  if (!state.runs.has(id)) {
+    try {
+      storeRun(await api(`/api/runs/${id}`));
+      scheduleRender();
+    } catch (err) {
+      showError(`Could not load run ${id}`, err);
+      return;
+    }
+  }
+  state.selectedId = id;
+  markSelected();
+  renderDetails();
+  openLog(id);
+}
+
+function renderDetails() {
+  const run = state.runs.get(state.selectedId);
+  $("#details-empty").hidden = Boolean(run);
+  $("#details-body").hidden = !run;
+  if (!run) return;
+  $("#details-h").replaceChildren(`Run #${run.id} `, h("span", { class: "job-cell", text: run.job }), " ", statusBadge(run.status));
+  $("#details-explain").textContent = explain(run);
+  $("#run-fields").replaceChildren(
+    ...RUN_FIELDS.map((f) => h("div", {}, h("dt", { text: f }), h("dd", {}, fieldValue(run, f)))),
+    h("div", {}, h("dt", { text: "duration" }), h("dd", {}, durationEl(run))),
+  );
+  $("#details-nav").replaceChildren(...relatedRuns(run));
+}
+
+function fieldValue(run, f) {
+  const v = run[f];
+  if (v === null || v === undefined) return muted("null");
+  if (f === "status") return statusBadge(v);
+  if (TIME_FIELDS.has(f)) return timeEl(v);
+  if (f === "signal" && SIGNALS[v]) return `${v} (${SIGNALS[v]})`;
+  return h("span", { class: typeof v === "string" && f !== "reason" && f !== "resolution" ? "mono" : null, text: String(v) });
+}
+
+function explain(run) {
+  if (isReceipt(run)) return "Cut short, then closed as succeeded: its landed check proved the work landed, so nothing reran.";
+  if (run.status === "interrupted") {
+    return run.resolution
+      ? "Cut short by something other than itself — not a failure. Its debt is settled (see resolution)."
+      : "Cut short by something other than itself — not a failure. Still owed: stead resumes it once, after the resume delay.";
+  }
+  if (run.trigger === "resume") return `Resumes cut run #${run.parent_id}, with the same idempotency key.`;
+  if (run.trigger === "catch_up") {
+    return run.status === "skipped" ? "Missed fires that were not run, recorded with the reason." : "Makes up for a fire missed while stead was down or the machine slept.";
+  }
+  return "";
+}
+
+function relatedRuns(run) {
+  const links = [];
+  if (run.parent_id !== null && run.parent_id !== undefined) {
+    const what = run.trigger === "resume" ? "the run it resumes" : "its parent run";
+    links.push([`Show ${what}, #${run.parent_id}`, run.parent_id]);
+  }
+  const m = /resumed as run (\d+)/.exec(run.resolution || "");
+  if (m) links.push([`Show its resume, run #${m[1]}`, Number(m[1])]);
+  for (const other of state.runs.values()) {
+    if (other.parent_id !== run.id || links.some(([, id]) => id === other.id)) continue;
+    links.push([`Show run #${other.id}, ${other.trigger === "resume" ? "which resumes it" : "its child"}`, other.id]);
+  }
+  return links.map(([text, id]) => h("button", { type: "button", class: "small", "data-action": "goto", "data-target": id, text }));
+}
+
+let logSession = null;
+
+function closeLog() {
+  if (!logSession) return;
+  logSession.closed = true;
+  if (logSession.ctrl) logSession.ctrl.abort();
+  logSession = null;
+}
+
+function openLog(id) {
+  closeLog();
+  const pre = $("#log-text");
+  pre.replaceChildren();
+  logSession = {
+    id, offset: 0, ctrl: null, following: false, busy: false, again: false,
+    loaded: false, final: false, closed: false, error: false,
+    node: pre.appendChild(document.createTextNode("")), decoder: new TextDecoder(),
+  };
+  pumpLog(logSession);
+}
+
+/**
+ * Brings the shown log up to date: the first read shows what exists; then, while the run is
+ * queued or running and Follow is checked, a follow stream appends as it grows; once the run
+ * has ended, one last read picks up the rest. Calls while busy are folded into one more pass.
+ */
+async function pumpLog(s) {
+  if (s.busy) {
+    s.again = true;
+    return;
+  }
+  s.busy = true;
+  try {
+    do {
+      s.again = false;
+      for (;;) {
+        if (s.closed || s.final) break;
+        const run = state.runs.get(s.id);
+        const active = Boolean(run && isActive(run));
+        const follow = s.loaded && active && $("#log-follow").checked;
+        if (s.loaded && active && !follow) break; // not following: wait for an event or the checkbox
+        if (!(await readLog(s, follow))) break;
+        s.loaded = true;
+        if (!active) s.final = true; // read after the run ended: the log is complete
+        else if (follow) break; // the follow ended: the run's end event brings one last read
+      }
+    } while (s.again && !s.closed);
+  } finally {
+    s.busy = false;
+    updateLogNote(s);
+  }
+}
+
+async function readLog(s, follow) {
+  const ctrl = new AbortController();
+  s.ctrl = ctrl;
+  s.following = follow;
+  updateLogNote(s);
+  try {
+    const res = await request(`/api/runs/${s.id}/log?offset=${s.offset}${follow ? "&follow=true" : ""}`,
+      { signal: ctrl.signal, headers: { Accept: "text/plain" } });
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (s.closed) return false;
+      s.offset += value.byteLength;
+      appendLog(s, s.decoder.decode(value, { stream: true }));
+    }
+    const after = Number(res.headers.get("X-Stead-Log-Offset"));
+    if (!follow && res.headers.has("X-Stead-Log-Offset") && Number.isFinite(after)) s.offset = after;
+    s.error = false;
+    return true;
+  } catch (err) {
+    if (!s.closed && err.name !== "AbortError") {
+      s.error = true;
+      showError(`Could not read the log of run ${s.id}`, err);
+    }
+    return false;
+  } finally {
+    if (s.ctrl === ctrl) s.ctrl = null;
+    s.following = false;
+  }
+}
+
+function appendLog(s, text) {
+  if (!text || s.closed) return;
+  s.node.appendData(text);
+  if (s.following) updateLogNote(s);
+  if ($("#log-follow").checked) {
+    const pre = $("#log-text");
+    pre.scrollTop = pre.scrollHeight;
+  }
+}
+
+function updateLogNote(s) {
+  if (s !== logSession) return;
+  const run = state.runs.get(s.id);
+  const bytes = `${s.offset.toLocaleString()} bytes`;
+  let note;
+  if (s.following) note = `following… (${bytes})`;
+  else if (!s.loaded) note = "loading…";
+  else if (s.error) note = `stopped reading (${bytes})`;
+  else if (run && isActive(run)) note = `${run.status}; not following (${bytes})`;
+  else note = s.offset ? `end of log (${bytes})` : "no output";
+  $("#log-note").textContent = note;
+  $("#log").dataset.following = String(s.following);
+}
+
+function onFollowChange() {
+  const s = logSession;
+  if (!s) return;
+  if (!$("#log-follow").checked) {
+    if (s.following && s.ctrl) s.ctrl.abort();
+  } else {
+    $("#log-text").scrollTop = $("#log-text").scrollHeight;
+    pumpLog(s);
+  }
+}
+
+// ---------------------------------------------------------------- services and holds
+
+function renderServices() {
+  reconcile($("#services-list"), state.services, (svc) => svc.name,
+    (svc) => JSON.stringify([svc, (state.readiness.get(svc.name) || {}).data || null]), serviceCard);
+  $("#services-empty").hidden = state.services.length > 0;
+}
+
+function serviceCard(svc) {
+  const r = (state.readiness.get(svc.name) || {}).data;
+  const facts = [
+    ["restart", svc.restart], ["ready", svc.ready], ["systemd unit", svc.systemd_unit],
+    ["launchd label", svc.launchd_label], ["process", svc.process],
+  ].filter(([, v]) => v);
+  const dependents = svc.dependents || [];
+  return h("article", { class: "service", "data-service": svc.name, "data-restarting": String(svc.restarting) },
+    h("header", { class: "service-head" },
+      h("h3", { text: svc.name }),
+      svc.builtin ? tag("built in", "tag-plain") : null,
+      svc.restarting ? h("span", { class: "pill pill-warn", text: "⟳ restarting" }) : h("span", { class: "pill pill-off", text: "not restarting" })),
+    facts.length ? h("dl", { class: "facts" }, facts.map(([k, v]) => h("div", {}, h("dt", { text: k }), h("dd", {}, code(v))))) : null,
+    h("p", { class: "dependents" }, h("span", { class: "muted", text: "Dependents: " }),
+      dependents.length ? dependents.join(", ") : muted(svc.builtin ? "no job names it (all jobs count)" : "none")),
+    r ? readinessEl(r) : muted("Readiness not loaded yet."),
+  );
+}
+
+function readinessEl(r) {
+  const box = h("div", { class: `readiness ${r.ready ? "ready" : "blocked"}`, "data-ready": String(r.ready) });
+  if (r.blockers.length) {
+    box.append(h("p", { class: "cut-head", text: `A restart now would cut (window ${r.window}):` }),
+      h("ul", { class: "blockers" }, r.blockers.map(blockerEl)));
+  } else {
+    box.append(h("p", { class: "safe", text: "✓ A restart now would cut: nothing — safe to restart." }));
+  }
+  if (r.wedged_holds.length) {
+    box.append(h("p", { class: "muted", text: "Wedged holds (past their TTL, blocking nothing):" }),
+      h("ul", { class: "wedged" }, r.wedged_holds.map((hd) =>
+        h("li", {}, h("span", { class: "mono", text: hd.name }), " expired ", timeEl(hd.expires_at, { abs: false })))));
+  }
+  if (r.notes.length) box.append(h("ul", { class: "notes" }, r.notes.map((n) => h("li", { text: n }))));
+  return box;
+}
+
+function blockerEl(b) {
+  if (b.kind === "run") {
+    return h("li", {}, "run ",
+      h("button", { type: "button", class: "link", "data-action": "goto", "data-target": b.id, text: `#${b.id}` }),
+      ` of ${b.job}`, b.started_at ? h("span", { class: "muted" }, ", started ", timeEl(b.started_at, { abs: false })) : null);
+  }
+  if (b.kind === "fire") return h("li", {}, `${b.job} fires at `, timeEl(b.at));
+  if (b.kind === "hold") return h("li", {}, "hold ", h("span", { class: "mono", text: b.name }), ", expires ", timeEl(b.expires_at));
+  return h("li", { text: JSON.stringify(b) });
+}
+
+function renderHolds() {
+  reconcile($("#holds-table tbody"), state.holds, (hd) => hd.name, (hd) => JSON.stringify(hd), holdRow);
+  $("#holds-empty").hidden = state.holds.length > 0;
+}
+
+function holdRow(hd) {
+  return h("tr", { "data-hold": hd.name, "data-wedged": String(hd.wedged) },
+    h("th", { scope: "row", class: "mono", text: hd.name }),
+    h("td", { text: hd.service }),
+    h("td", {}, timeEl(hd.acquired_at)),
+    h("td", {}, timeEl(hd.expires_at)),
+    h("td", {}, hd.wedged
+      ? h("span", { class: "pill pill-warn", title: "past its TTL: listed, blocking nothing", text: "wedged" })
+      : h("span", { class: "pill pill-live", title: "a restart of its service waits for it", text: "● live" })),
+  );
+}
+
+// ---------------------------------------------------------------- actions
+
+/** Runs fn once at a time per button; aria-busy (not disabled) so the button keeps the focus. */
+async function withBusy(btn, fn) {
+  if (btn.getAttribute("aria-busy") === "true") return null;
+  btn.setAttribute("aria-busy", "true");
+  try {
+    return await fn();
+  } finally {
+    btn.removeAttribute("aria-busy");
+  }
+}
+
+function post(btn, path, what) {
+  return withBusy(btn, () => api(path, { method: "POST" }).catch((err) => {
+    showError(what, err);
+    return null;
+  }));
+}
+
+/** Run now and cancel answer with the run: show it at once, before its event arrives. */
+async function postRun(btn, path, what) {
+  const run = await post(btn, path, what);
+  if (run) upsertRun(run);
+}
+
+async function toggleJob(btn, name, enabled) {
+  const verb = enabled ? "disable" : "enable";
+  const job = await post(btn, `/api/jobs/${enc(name)}/${verb}`, `Could not ${verb} ${name}`);
+  if (!job) return;
+  state.jobs = state.jobs.map((j) => (j.name === job.name ? job : j));
+  renderJobs();
+  refresh(["readiness"]);
+}
+
+function onClick(e) {
+  const btn = e.target.closest("button[data-action]");
+  if (btn) {
+    const action = btn.dataset.action;
+    const jobRowEl = btn.closest("tr[data-job]");
+    const runRowEl = btn.closest("tr[data-run-id]");
+    const job = jobRowEl && jobRowEl.dataset.job;
+    const id = runRowEl && Number(runRowEl.dataset.runId);
+    if (action === "run" && job) postRun(btn, `/api/jobs/${enc(job)}/run`, `Could not run ${job}`);
+    else if (action === "toggle" && job) toggleJob(btn, job, jobRowEl.dataset.enabled === "true");
+    else if (action === "cancel" && id) postRun(btn, `/api/runs/${id}/cancel`, `Could not cancel run ${id}`);
+    else if (action === "select" && id) selectRun(id);
+    else if (action === "goto") selectRun(Number(btn.dataset.target));
+    else if (action === "older") loadOlder(btn);
+    return;
+  }
+  if (e.target.closest("button, a, input, select, label")) return;
+  const row = e.target.closest("#runs tr[data-run-id]");
+  if (row) selectRun(Number(row.dataset.runId));
+}
+
+function onFilterChange() {
+  state.filter.job = $("#filter-job").value;
+  state.filter.status = $("#filter-status").value;
+  renderRuns();
+}
+
+// ---------------------------------------------------------------- start
+
+function start() {
+  document.addEventListener("click", onClick);
+  $("#banner-close").addEventListener("click", dismissErrors);
+  $("#filter-job").addEventListener("change", onFilterChange);
+  $("#filter-status").addEventListener("change", onFilterChange);
+  $("#filters").addEventListener("submit", (e) => e.preventDefault());
+  $("#log-follow").addEventListener("change", onFollowChange);
+  window.addEventListener("hashchange", onHashChange);
+  state.token = readToken();
+  if (!state.token) {
+    setConn("unauthorized");
+    showAuth("This page has no access token.");
+    return;
+  }
+  setInterval(tick, 1000);
+  eventLoop();
+}
+
+start();

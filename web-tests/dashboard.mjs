@@ -1,0 +1,501 @@
+#!/usr/bin/env node
+// Real-browser test of the stead dashboard: drives Debian's chromium through playwright-core
+// against a running `stead serve` with its HTTP listener. Setup: scripts/setup-browser.
+//
+// Environment:
+//   STEAD_URL         base URL, e.g. http://127.0.0.1:PORT
+//   STEAD_TOKEN       the HTTP token (DIR/http-token)
+//   STEAD_SCREENSHOT  where to write the full-page PNG (its directory is created)
+//   STEAD_JOB_FAST    a job that ends quickly, succeeds and prints `done` (e.g. `sleep 1; echo done`)
+//   STEAD_JOB_SLOW    a job that runs long (e.g. `sleep 300`); it is run, cancelled and toggled
+//   STEAD_CHROMIUM    optional, the browser binary (default /usr/bin/chromium)
+//
+// Prints `ok - <step>` per step and `dashboard_latency_ms=<n>` on stdout. Exit status: 0 all
+// passed; 1 a step failed (details, #conn/#runs HTML and the page's console on stderr, a
+// `-failure.png` screenshot beside STEAD_SCREENSHOT); 2 the 120 s watchdog fired.
+// Every wait is on a condition, with a timeout of at most 20 s.
+
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { chromium } from 'playwright-core';
+
+const WAIT_MS = 20_000;
+const WATCHDOG_MS = 120_000;
+const POLL_MS = 20;
+const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted', 'skipped'];
+const BROWSER_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+function env(name) {
+  const value = process.env[name];
+  if (!value) {
+    console.error(`dashboard.mjs: environment variable ${name} is not set`);
+    process.exit(1);
+  }
+  return value;
+}
+
+const BASE = env('STEAD_URL').replace(/\/+$/, '');
+const TOKEN = env('STEAD_TOKEN');
+const SHOT = path.resolve(env('STEAD_SCREENSHOT'));
+const FAST = env('STEAD_JOB_FAST');
+const SLOW = env('STEAD_JOB_SLOW');
+const CHROMIUM = process.env.STEAD_CHROMIUM || '/usr/bin/chromium';
+const SHOT_FAILURE = SHOT.endsWith('.png') ? `${SHOT.slice(0, -4)}-failure.png` : `${SHOT}-failure.png`;
+const base = new URL(BASE);
+
+// ---------------------------------------------------------------------------------------------
+// Watchdog: process.exit runs playwright-core's exit hook, which SIGKILLs the browser's whole
+// process group (it is spawned detached, as a group leader) and removes its temporary profile.
+
+let current = 'startup';
+const watchdog = setTimeout(() => {
+  console.log(`not ok - ${current} (watchdog)`);
+  console.error(`dashboard.mjs: watchdog: ${WATCHDOG_MS / 1000} s elapsed during step "${current}"; killing the browser`);
+  process.exit(2);
+}, WATCHDOG_MS);
+watchdog.unref();
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const redact = (s) => String(s).split(TOKEN).join('<token>');
+const q = (s) => JSON.stringify(String(s)); // a CSS attribute value
+const enc = encodeURIComponent;
+const jobRow = (name) => `#jobs tr[data-job=${q(name)}]`;
+const runSel = (id) => `#runs [data-run-id=${q(id)}]`;
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  return Promise.race([
+    promise,
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** A request through fetch (with the Bearer token unless `token` is null). */
+async function api(method, p, { token = TOKEN, headers = {} } = {}) {
+  const h = { ...headers };
+  if (token) h.Authorization = `Bearer ${token}`;
+  const res = await fetch(BASE + p, { method, headers: h, signal: AbortSignal.timeout(WAIT_MS) });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json };
+}
+
+async function apiOk(method, p, want = 200) {
+  const r = await api(method, p);
+  if (r.status !== want) throw new Error(`${method} ${p}: HTTP ${r.status}, expected ${want}: ${r.text.slice(0, 300)}`);
+  return r.json;
+}
+
+/** A GET through node's http module, which (unlike fetch) lets us set Host. No headers added. */
+function rawGet(p, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: base.hostname.replace(/^\[|\]$/g, ''),
+        port: base.port || 80,
+        path: p,
+        method: 'GET',
+        headers,
+        agent: false,
+        timeout: WAIT_MS,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => {
+          let json;
+          try {
+            json = JSON.parse(body);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode, text: body, json });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`GET ${p}: no answer within ${WAIT_MS} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Polls GET /api/runs/<id> every 20 ms until the run has ended; `at` is when node saw it. */
+async function pollUntilEnded(id) {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const sent = Date.now();
+    const r = await api('GET', `/api/runs/${enc(id)}`);
+    const at = Date.now();
+    if (r.status !== 200) throw new Error(`GET /api/runs/${id}: HTTP ${r.status}: ${r.text.slice(0, 300)}`);
+    if (TERMINAL.includes(r.json.status)) return { at, run: r.json };
+    if (at > deadline) throw new Error(`run ${id} did not end within ${WAIT_MS} ms (status ${r.json.status})`);
+    await delay(Math.max(0, sent + POLL_MS - Date.now()));
+  }
+}
+
+/** Polls the API until `check(json)` holds (the page may update before a later read sees it). */
+async function pollApi(p, check, what) {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const sent = Date.now();
+    const json = await apiOk('GET', p);
+    if (check(json)) return json;
+    if (Date.now() > deadline) throw new Error(`${what}: not so after ${WAIT_MS} ms: ${JSON.stringify(json).slice(0, 300)}`);
+    await delay(Math.max(0, sent + POLL_MS - Date.now()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+let browser;
+let page;
+const pageLog = []; // the page's console errors, failed requests, HTTP errors, dialogs
+const note = (line) => {
+  pageLog.push(redact(line));
+  if (pageLog.length > 200) pageLog.shift();
+};
+
+async function step(description, fn) {
+  current = description;
+  const detail = await fn();
+  console.log(`ok - ${description}${detail ? ` (${detail})` : ''}`);
+}
+
+/** The run ids the timeline shows. */
+const runIdsOnPage = () =>
+  page.$$eval('#runs [data-run-id]', (els) => els.map((el) => el.getAttribute('data-run-id')));
+
+/** Waits until the run's element shows `want`; fails at once on another final status. */
+async function waitStatus(id, want) {
+  const handle = await page.waitForFunction(
+    ([sel, wanted, terminal]) => {
+      const el = document.querySelector(sel);
+      const status = el && el.getAttribute('data-status');
+      return status === wanted || terminal.includes(status) ? status : null;
+    },
+    [runSel(id), want, TERMINAL],
+    { timeout: WAIT_MS },
+  );
+  const got = await handle.jsonValue();
+  await handle.dispose();
+  if (got !== want) throw new Error(`run ${id} shows data-status="${got}", expected "${want}"`);
+}
+
+/**
+ * Waits for a run element whose id is not in `known` and which the API says is a run of `job`
+ * (other jobs' runs may appear meanwhile: they are passed over).
+ */
+async function waitNewRunOf(job, known) {
+  const passed = new Set(known.map(String));
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new Error(`no new run of ${job} appeared in #runs within ${WAIT_MS} ms`);
+    const handle = await page.waitForFunction(
+      (seen) => {
+        const fresh = [...document.querySelectorAll('#runs [data-run-id]')]
+          .map((el) => el.getAttribute('data-run-id'))
+          .filter((id) => !seen.includes(id));
+        return fresh.length ? fresh : null;
+      },
+      [...passed],
+      { timeout: remaining },
+    );
+    const fresh = await handle.jsonValue();
+    await handle.dispose();
+    for (const id of fresh) {
+      passed.add(id);
+      const r = await api('GET', `/api/runs/${enc(id)}`);
+      if (r.status === 200 && r.json.job === job) return { id, run: r.json };
+    }
+  }
+}
+
+/** Clicks a run element somewhere that is not one of its buttons, links or inputs. */
+async function clickRunElement(sel) {
+  const loc = page.locator(sel);
+  await loc.scrollIntoViewIfNeeded({ timeout: WAIT_MS });
+  const position = await loc.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const spots = [[0.5, 0.5], [0.1, 0.5], [0.3, 0.5], [0.7, 0.5], [0.9, 0.5], [0.05, 0.2], [0.5, 0.1]];
+    for (const [fx, fy] of spots) {
+      const hit = document.elementFromPoint(r.left + r.width * fx, r.top + r.height * fy);
+      if (!hit || !el.contains(hit)) continue;
+      const control = hit.closest('button, a, input, select, textarea, label, summary');
+      if (control && control !== el && el.contains(control)) continue;
+      return { x: r.width * fx, y: r.height * fy };
+    }
+    return null;
+  });
+  await loc.click({ position: position ?? undefined, timeout: WAIT_MS });
+}
+
+async function run() {
+  current = 'launch chromium';
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: BROWSER_ARGS,
+    timeout: WAIT_MS,
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') note(`console.${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => note(`pageerror: ${e.message}`));
+  page.on('requestfailed', (r) => note(`requestfailed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) note(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+  // A confirm() before cancel or disable is fine: accept it (playwright would dismiss it).
+  page.on('dialog', (d) => {
+    note(`dialog (${d.type()}) accepted: ${d.message()}`);
+    d.accept().catch(() => {});
+  });
+
+  // a. Open with the token in the fragment.
+  await step('open the dashboard with #token=...; #conn goes live', async () => {
+    await page.goto(`${BASE}/#token=${TOKEN}`, { waitUntil: 'domcontentloaded', timeout: WAIT_MS });
+    await page.waitForSelector('#conn[data-state="live"]', { state: 'attached', timeout: WAIT_MS });
+  });
+  await step('the token is removed from the address bar and kept in sessionStorage', async () => {
+    await page.waitForFunction(() => !location.hash.includes('token='), null, { timeout: WAIT_MS });
+    const { href, stored } = await page.evaluate(() => ({
+      href: location.href,
+      stored: sessionStorage.getItem('stead-token'),
+    }));
+    if (href.includes(TOKEN) || href.includes('token=')) throw new Error(`location.href still holds the token: ${redact(href)}`);
+    if (stored !== TOKEN) throw new Error('sessionStorage "stead-token" does not hold the token');
+  });
+  await step(`the rows of jobs ${FAST} and ${SLOW} are visible`, async () => {
+    await page.locator(jobRow(FAST)).waitFor({ state: 'visible', timeout: WAIT_MS });
+    await page.locator(jobRow(SLOW)).waitFor({ state: 'visible', timeout: WAIT_MS });
+  });
+
+  // b. A run started behind the page's back appears and finishes live (event stream).
+  let fastRunB;
+  await step(`a run of ${FAST} started through the API appears and ends live on the page`, async () => {
+    // Record, inside the page, when each (run id, status) is first shown.
+    await page.evaluate(() => {
+      if (window.__steadShown) return;
+      const shown = new Map();
+      const scan = () => {
+        const t = Date.now();
+        for (const el of document.querySelectorAll('#runs [data-run-id]')) {
+          const key = `${el.getAttribute('data-run-id')}|${el.getAttribute('data-status')}`;
+          if (!shown.has(key)) shown.set(key, t);
+        }
+      };
+      scan();
+      new MutationObserver(scan).observe(document.documentElement, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        attributeFilter: ['data-run-id', 'data-status'],
+      });
+      window.__steadShown = (id, status) => shown.get(`${id}|${status}`) ?? null;
+    });
+    const before = await runIdsOnPage();
+    const created = await apiOk('POST', `/api/jobs/${enc(FAST)}/run`, 201);
+    const id = String(created.id);
+    fastRunB = id;
+    if (before.includes(id)) throw new Error(`run ${id} was on the page before it was created`);
+    const [ended] = await Promise.all([
+      pollUntilEnded(id),
+      (async () => {
+        await page.waitForSelector(runSel(id), { state: 'visible', timeout: WAIT_MS });
+        await waitStatus(id, 'succeeded');
+      })(),
+    ]);
+    if (ended.run.status !== 'succeeded') throw new Error(`run ${id} ended ${ended.run.status} per the API`);
+    const text = await page.locator(runSel(id)).textContent({ timeout: WAIT_MS });
+    if (!text.includes(FAST)) throw new Error(`run ${id}'s element does not show its job name ${FAST}: ${JSON.stringify(text)}`);
+    const shownAt = (await page.evaluate(([rid]) => window.__steadShown(rid, 'succeeded'), [id])) ?? Date.now();
+    // From the end the ledger recorded (the monitor's clock; same machine) to the page
+    // showing it: the whole path through the server, the event stream and the render.
+    const endedAt = Date.parse(ended.run.ended_at);
+    if (Number.isNaN(endedAt)) throw new Error(`run ${id} has no ended_at: ${JSON.stringify(ended.run)}`);
+    const latency = shownAt - endedAt;
+    console.log(`dashboard_latency_ms=${Math.round(latency)}`);
+    return `run ${id}, shown ${latency} ms after its recorded end`;
+  });
+
+  // c. "Run now" on the page.
+  let fastRunC;
+  await step(`"Run now" on ${FAST} shows a new on-demand run`, async () => {
+    const known = [...(await runIdsOnPage()), fastRunB];
+    await page.click(`${jobRow(FAST)} button[data-action="run"]`, { timeout: WAIT_MS });
+    const { id, run: r } = await waitNewRunOf(FAST, known);
+    fastRunC = id;
+    if (r.trigger !== 'on_demand') throw new Error(`run ${id} has trigger ${r.trigger}, expected on_demand`);
+    const trigger = await page.locator(runSel(id)).getAttribute('data-trigger', { timeout: WAIT_MS });
+    if (trigger !== 'on_demand') throw new Error(`run ${id} shows data-trigger="${trigger}", expected "on_demand"`);
+    return `run ${id}`;
+  });
+  await step(`the new run of ${FAST} reaches succeeded`, async () => {
+    await waitStatus(fastRunC, 'succeeded');
+  });
+
+  // d. Select it: its log shows.
+  await step(`selecting run ${fastRunC} shows its log ("done")`, async () => {
+    await clickRunElement(runSel(fastRunC));
+    await page.waitForFunction(
+      () => (document.querySelector('#log-text')?.textContent ?? '').includes('done'),
+      null,
+      { timeout: WAIT_MS },
+    );
+  });
+
+  // e. Cancel a running run.
+  let slowRun;
+  await step(`"Run now" on ${SLOW} shows a new run that gets to running`, async () => {
+    const known = await runIdsOnPage();
+    await page.click(`${jobRow(SLOW)} button[data-action="run"]`, { timeout: WAIT_MS });
+    ({ id: slowRun } = await waitNewRunOf(SLOW, known));
+    await waitStatus(slowRun, 'running');
+    return `run ${slowRun}`;
+  });
+  await step(`cancelling that run of ${SLOW} from the page ends it cancelled`, async () => {
+    await page.click(`${runSel(slowRun)} button[data-action="cancel"]`, { timeout: WAIT_MS });
+    await waitStatus(slowRun, 'cancelled');
+    await pollApi(`/api/runs/${enc(slowRun)}`, (r) => r.status === 'cancelled', `run ${slowRun} cancelled per the API`);
+  });
+
+  // f. Disable and enable again.
+  const row = jobRow(SLOW);
+  const toggle = `${row} button[data-action="toggle"]`;
+  const initial = await page.locator(row).getAttribute('data-enabled', { timeout: WAIT_MS });
+  if (initial !== 'true' && initial !== 'false') {
+    current = `the row of ${SLOW} has data-enabled`;
+    throw new Error(`${row} has data-enabled=${JSON.stringify(initial)}, expected "true" or "false"`);
+  }
+  const flipped = initial === 'true' ? 'false' : 'true';
+  for (const want of [flipped, initial]) {
+    const verb = want === 'true' ? 'enable' : 'disable';
+    await step(`the toggle button ${verb}s ${SLOW} (data-enabled="${want}")`, async () => {
+      await page.click(toggle, { timeout: WAIT_MS });
+      await page.waitForSelector(`${row}[data-enabled="${want}"]`, { timeout: WAIT_MS });
+      await pollApi(`/api/jobs/${enc(SLOW)}`, (j) => String(j.enabled !== false) === want, // the wire omits `enabled` when true
+      `job ${SLOW} enabled=${want} per the API`);
+      const label = ((await page.locator(toggle).textContent({ timeout: WAIT_MS })) ?? '').trim();
+      const expected = want === 'true' ? 'Disable' : 'Enable';
+      if (!label.includes(expected)) throw new Error(`the toggle button reads ${JSON.stringify(label)}, expected "${expected}"`);
+    });
+  }
+
+  // g. Security, from node.
+  const auth = { Authorization: `Bearer ${TOKEN}` };
+  const expectStatus = async (description, headers, want, code) => {
+    await step(description, async () => {
+      const r = await rawGet('/api/status', headers);
+      if (r.status !== want) throw new Error(`HTTP ${r.status}, expected ${want}: ${r.text.slice(0, 300)}`);
+      if (code && r.json?.code !== code) throw new Error(`body ${r.text.slice(0, 300)}, expected code "${code}"`);
+    });
+  };
+  await expectStatus('GET /api/status with the token: 200', { Host: base.host, ...auth }, 200);
+  await expectStatus('GET /api/status without a token: 401', { Host: base.host }, 401, 'unauthorized');
+  await expectStatus(
+    'GET /api/status with a wrong token: 401',
+    { Host: base.host, Authorization: `Bearer ${'0'.repeat(64)}` },
+    401,
+    'unauthorized',
+  );
+  await expectStatus(
+    `GET /api/status with Host: evil.example:${base.port}: 403`,
+    { Host: `evil.example:${base.port}`, ...auth },
+    403,
+    'forbidden',
+  );
+  await expectStatus(
+    'GET /api/status with Origin: http://evil.example: 403',
+    { Host: base.host, Origin: 'http://evil.example', ...auth },
+    403,
+    'forbidden',
+  );
+  await expectStatus(
+    'GET /api/status with Sec-Fetch-Site: cross-site: 403',
+    { Host: base.host, 'Sec-Fetch-Site': 'cross-site', ...auth },
+    403,
+    'forbidden',
+  );
+
+  // h. Screenshot.
+  await step(`full-page screenshot saved to ${SHOT}`, async () => {
+    fs.mkdirSync(path.dirname(SHOT), { recursive: true });
+    await page.screenshot({ path: SHOT, fullPage: true, timeout: WAIT_MS });
+    if (fs.statSync(SHOT).size === 0) throw new Error('the screenshot is empty');
+  });
+}
+
+async function reportFailure(err) {
+  console.log(`not ok - ${current}`);
+  console.error(`dashboard.mjs: FAILED: ${current}`);
+  console.error(redact(err?.stack ?? err));
+  if (page && !page.isClosed()) {
+    try {
+      const html = await withTimeout(
+        page.evaluate(() =>
+          ['#conn', '#runs'].map((sel) => {
+            const el = document.querySelector(sel);
+            return `--- ${sel}:\n${el ? el.outerHTML : '(absent)'}`;
+          }),
+        ),
+        5_000,
+        'reading #conn and #runs',
+      );
+      for (const part of html) console.error(redact(part.length > 20_000 ? `${part.slice(0, 20_000)}\n(... cut)` : part));
+    } catch (e) {
+      console.error(`(could not read #conn/#runs: ${redact(e.message)})`);
+    }
+  }
+  if (pageLog.length) console.error(`--- the page's console errors, failed requests, HTTP errors, dialogs:\n${pageLog.join('\n')}`);
+  if (page && !page.isClosed()) {
+    try {
+      fs.mkdirSync(path.dirname(SHOT_FAILURE), { recursive: true });
+      await page.screenshot({ path: SHOT_FAILURE, fullPage: true, timeout: 10_000 });
+      console.error(`--- failure screenshot: ${SHOT_FAILURE}`);
+    } catch (e) {
+      console.error(`(could not save the failure screenshot: ${redact(e.message)})`);
+    }
+  }
+}
+
+let exitCode = 0;
+fs.rmSync(SHOT_FAILURE, { force: true }); // a previous run's
+try {
+  await run();
+} catch (err) {
+  exitCode = 1;
+  await reportFailure(err);
+} finally {
+  if (browser) {
+    // If closing hangs, process.exit's hook kills the browser's process group anyway.
+    await withTimeout(browser.close(), 10_000, 'closing the browser').catch((e) => console.error(redact(e.message)));
+  }
+  clearTimeout(watchdog);
+}
+process.exit(exitCode);
