@@ -10,6 +10,7 @@ mod gate;
 mod harness;
 mod http;
 mod lifecycle;
+mod openapi;
 mod recovery;
 mod runs;
 mod scheduler;
