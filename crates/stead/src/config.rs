@@ -54,7 +54,7 @@ impl HttpConfig {
     /// Checks an address against the loopback rule.
     pub fn checked(listen: SocketAddr, allow_remote: bool) -> Result<Self, ConfigError> {
         if !listen.ip().is_loopback() && !allow_remote {
-            return Err(ConfigError::Inconsistent(format!(
+            return Err(ConfigError::Http(format!(
                 "the HTTP API listens on loopback addresses only ({listen} is not one); \
                  use 127.0.0.1:{port}, or pass --http-allow-remote (unsafe: anyone who can \
                  reach the port and read the token drives your jobs, over clear text)",
@@ -77,7 +77,7 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
         return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
     }
     text.parse().map_err(|_| {
-        ConfigError::Inconsistent(format!(
+        ConfigError::Http(format!(
             "invalid HTTP listen address {text:?}: expected IP:PORT, such as 127.0.0.1:8765"
         ))
     })
@@ -103,6 +103,8 @@ pub enum ConfigError {
     Env { name: &'static str, value: String },
     #[error("invalid timings: {0}")]
     Inconsistent(String),
+    #[error("invalid HTTP setting: {0}")]
+    Http(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -297,7 +299,12 @@ mod tests {
         assert_eq!(load(None, &[]).unwrap().http.listen, None);
 
         let err = load(Some("[http]\nlisten = \"0.0.0.0:8765\"\n"), &[]).unwrap_err();
-        assert!(err.to_string().contains("loopback addresses only"), "{err}");
+        assert!(
+            err.to_string().starts_with(
+                "invalid HTTP setting: the HTTP API listens on loopback addresses only"
+            ),
+            "{err}"
+        );
         let c = load(
             Some("[http]\nlisten = \"0.0.0.0:8765\"\nallow_remote = true\n"),
             &[],

@@ -87,6 +87,7 @@ fn exit_code(err: &anyhow::Error) -> i32 {
                 StartError::Identity(_) => exit::SOFTWARE,
                 // The configured address is taken or not this machine's: a setting to change.
                 StartError::HttpBind { .. } => exit::CONFIG,
+                StartError::HttpToken { .. } => exit::IO_ERROR,
             };
         }
         if cause.is::<StoreError>() {

@@ -257,11 +257,17 @@ impl Spawned {
     /// What the server said, or how it exited if it said nothing.
     fn diagnostic(&self) -> Option<String> {
         let text = String::from_utf8_lossy(&self.said);
-        let lines: Vec<&str> = text
+        let mut lines: Vec<&str> = Vec::new();
+        for line in text
             .lines()
             .map(|l| l.trim().trim_start_matches("stead: "))
             .filter(|l| !l.is_empty())
-            .collect();
+        {
+            // A server logs its fatal error and then prints it: say it once.
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
         if !lines.is_empty() {
             return Some(lines.join("; "));
         }

@@ -193,12 +193,12 @@ impl Metrics {
         );
         registry.register(
             "gate_waits",
-            "Gate waits by outcome (ready to restart, or deferred)",
+            "Readiness long-polls by outcome (ready, or deferred with something still to cut); one `stead gate` makes one per change it waits through",
             self.gate_waits.clone(),
         );
         registry.register(
             "gate_wait_seconds",
-            "How long gate waits lasted",
+            "How long readiness long-polls lasted",
             self.gate_wait_seconds.clone(),
         );
         registry.register(

@@ -99,9 +99,9 @@ pub async fn run(
     started.listener.set_nonblocking(true).map_err(bind_err)?;
     let mut listener = tokio::net::UnixListener::from_std(started.listener).map_err(bind_err)?;
     let shared = Arc::new(Shared::new(world, server_id, started.held));
-    if let Some(listener) = started.http {
+    if let Some((listener, token)) = started.http {
         let allow_remote = shared.world.config.http.allow_remote;
-        if let Err(e) = http::serve(&shared, listener, allow_remote) {
+        if let Err(e) = http::serve(&shared, listener, token, allow_remote) {
             error!(cause = %e, "failed to serve the HTTP API");
         }
     }

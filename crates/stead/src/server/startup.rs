@@ -56,6 +56,8 @@ pub enum StartError {
         addr: std::net::SocketAddr,
         cause: io::Error,
     },
+    #[error("failed to read or create the HTTP token {path}: {cause}")]
+    HttpToken { path: PathBuf, cause: io::Error },
 }
 
 /// A server that holds the lock, the lease and the bound socket.
@@ -63,8 +65,8 @@ pub enum StartError {
 pub struct Started {
     pub held: Held,
     pub listener: std::os::unix::net::UnixListener,
-    /// The HTTP API's listener, when the config asks for one.
-    pub http: Option<std::net::TcpListener>,
+    /// The HTTP API's listener and token, when the config asks for them.
+    pub http: Option<(std::net::TcpListener, String)>,
 }
 
 /// What a started server holds and must give back on its way out.
@@ -141,7 +143,12 @@ pub fn start(
         .http
         .listen
         .map(|addr| {
-            std::net::TcpListener::bind(addr).map_err(|cause| StartError::HttpBind { addr, cause })
+            let listener = std::net::TcpListener::bind(addr)
+                .map_err(|cause| StartError::HttpBind { addr, cause })?;
+            let path = paths.http_token();
+            let token = super::http::auth::load_or_create(&path)
+                .map_err(|cause| StartError::HttpToken { path, cause })?;
+            Ok((listener, token))
         })
         .transpose()
         .and_then(|http| Ok((http, bind(paths)?)));

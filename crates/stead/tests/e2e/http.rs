@@ -272,14 +272,12 @@ fn a_followed_log_streams_as_written_and_ends_with_the_run() {
     let rest = api.get(&format!("/api/runs/{id}/log?offset=6"));
     assert_eq!(rest.text(), "second\n");
     assert_eq!(rest.header("x-stead-log-offset"), Some("13"));
-    let past = api.get(&format!("/api/runs/{id}/log?offset=99"));
-    assert_eq!(past.status, 400);
-    assert!(
-        past.json()["message"]
-            .as_str()
-            .unwrap()
-            .contains("past the end")
-    );
+    for query in ["offset=99", "offset=99&follow=true"] {
+        let past = api.get(&format!("/api/runs/{id}/log?{query}"));
+        assert_eq!(past.status, 400, "{query}");
+        let message = past.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains("past the end"), "{message}");
+    }
 }
 
 #[test]

@@ -64,6 +64,15 @@ async fn log(
     };
     let path = PathBuf::from(&run.log_path);
     if query.follow {
+        // A follower starts inside what exists, like a whole read: a log only grows.
+        match size(&path).await {
+            Ok(len) if query.offset > len => {
+                let body = past_the_end(query.offset, len);
+                return error(status_of(body.code), body);
+            }
+            Ok(_) => {}
+            Err(body) => return error(status_of(body.code), body),
+        }
         let follower = Follower {
             events: app.shared.run_events.subscribe(),
             shared: app.shared.clone(),
@@ -110,8 +119,12 @@ async fn run_of(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
 async fn whole(path: &std::path::Path, offset: u64) -> Result<(Vec<u8>, u64), ErrorBody> {
     let mut file = match tokio::fs::File::open(path).await {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && offset == 0 => {
-            return Ok((Vec::new(), 0));
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return if offset == 0 {
+                Ok((Vec::new(), 0))
+            } else {
+                Err(past_the_end(offset, 0))
+            };
         }
         Err(e) => return Err(read_error(path, &e)),
     };
@@ -121,10 +134,7 @@ async fn whole(path: &std::path::Path, offset: u64) -> Result<(Vec<u8>, u64), Er
         .map_err(|e| read_error(path, &e))?
         .len();
     if offset > len {
-        return Err(ErrorBody::new(
-            ErrorCode::InvalidParams,
-            format!("offset {offset} is past the end of the log ({len} bytes)"),
-        ));
+        return Err(past_the_end(offset, len));
     }
     file.seek(SeekFrom::Start(offset))
         .await
@@ -136,6 +146,22 @@ async fn whole(path: &std::path::Path, offset: u64) -> Result<(Vec<u8>, u64), Er
         .map_err(|e| read_error(path, &e))?;
     let end = offset + bytes.len() as u64;
     Ok((bytes, end))
+}
+
+fn past_the_end(offset: u64, len: u64) -> ErrorBody {
+    ErrorBody::new(
+        ErrorCode::InvalidParams,
+        format!("offset {offset} is past the end of the log ({len} bytes)"),
+    )
+}
+
+/// The log's size now (0 while it does not exist).
+async fn size(path: &std::path::Path) -> Result<u64, ErrorBody> {
+    match tokio::fs::metadata(path).await {
+        Ok(meta) => Ok(meta.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(read_error(path, &e)),
+    }
 }
 
 fn read_error(path: &std::path::Path, e: &std::io::Error) -> ErrorBody {

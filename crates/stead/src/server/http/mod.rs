@@ -4,7 +4,7 @@
 //! Off unless `[http] listen` (or `stead serve --http`) names an address, or a user asks
 //! for the dashboard (`stead dashboard` starts it on a free loopback port). Every API
 //! answer comes from the same handlers as the socket's (through
-//! [`super::dispatch::call`]), so the JSON is the CLI's `--json`, byte for byte.
+//! [`super::dispatch::call`]), so the JSON is the value the CLI prints with `--json`.
 //!
 //! The listener is driven here with hyper rather than `axum::serve`, so that a stopping
 //! server drops it before it gives up its lease: a successor binding the same port never
@@ -64,13 +64,13 @@ impl HttpState {
     }
 }
 
-/// Serves the API on `listener` (already bound) until the server stops.
+/// Serves the API on `listener` (already bound), with `token`, until the server stops.
 pub fn serve(
     shared: &Arc<Shared>,
     listener: std::net::TcpListener,
+    token: String,
     allow_remote: bool,
 ) -> io::Result<Endpoint> {
-    let token = auth::load_or_create(&shared.world.paths.http_token())?;
     listener.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
@@ -124,8 +124,10 @@ pub fn endpoint(shared: &Arc<Shared>, start: bool) -> Result<HttpEndpoint, Error
     let current = match shared.http.endpoint() {
         Some(endpoint) => Some(endpoint),
         None if start => {
-            let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-                .and_then(|l| serve(shared, l, false));
+            let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| {
+                let token = auth::load_or_create(&shared.world.paths.http_token())?;
+                serve(shared, l, token, false)
+            });
             Some(listener.map_err(|e| {
                 ErrorBody::new(
                     ErrorCode::Internal,
