@@ -759,6 +759,7 @@ function runSpan(run, now) {
 }
 
 function renderTimeline() {
+  if (!appliedSeq.runs || !appliedSeq.jobs) return; // "Loading…" until both are in
   const win = TL_WINDOWS[state.tlWindow];
   const now = Date.now();
   Object.assign(tl, { t0: now, from: now - win.ms, spanMs: win.ms / TL_PAST, live: [] });
