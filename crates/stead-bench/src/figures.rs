@@ -19,13 +19,14 @@ const IDLE_HEARTBEAT_MS: u64 = 1000;
 const IDLE_LEASE_MS: u64 = 3000;
 const IDLE_HEARTBEATS: u32 = 3;
 
-/// Median, 90th percentile and minimum of a series, in milliseconds.
+/// Median, 90th percentile, minimum and maximum of a series, in milliseconds.
 #[derive(Debug, Clone, Copy)]
 pub struct Stats {
     pub n: usize,
     pub median: f64,
     pub p90: f64,
     pub min: f64,
+    pub max: f64,
 }
 
 impl Stats {
@@ -53,6 +54,7 @@ impl Stats {
             median,
             p90,
             min: ms.first().copied().unwrap_or(f64::NAN),
+            max: ms.last().copied().unwrap_or(f64::NAN),
         }
     }
 }

@@ -7,8 +7,13 @@
 //! cargo run --release -p stead-bench -- foundation [--iterations N] [--stead PATH] [--pueue PATH] [--json]
 //! cargo run --release -p stead-bench -- runs [--iterations N] [--submissions N] [...]
 //! cargo run --release -p stead-bench -- recovery [--iterations N] [...]
+//! cargo run --release -p stead-bench -- web [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- all [...]
 //! ```
+//!
+//! `web` drives the dashboard in a real browser when `scripts/setup-browser` has been run
+//! (chromium at /usr/bin/chromium, node, web-tests/node_modules); without it, those
+//! figures say they were skipped.
 //!
 //! Everything the bench starts lives under one fresh directory `/tmp/sb-PID-XXXX` and is
 //! killed, with the directory removed, when the bench ends (see [`proc`]).
@@ -22,6 +27,7 @@ mod recovery;
 mod report;
 mod runs;
 mod stead;
+mod web;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -47,7 +53,10 @@ enum Bench {
     /// Resume of a cut run after a restart, cold start and reconcile over a large ledger
     /// with runs to settle, and fire-to-exec latency again
     Recovery(Args),
-    /// `foundation`, then `runs`, then `recovery`
+    /// Run end to the event stream and to the dashboard in a real browser, the API over a
+    /// large ledger beside the CLI, the server's memory with the dashboard open
+    Web(Args),
+    /// `foundation`, then `runs`, then `recovery`, then `web`
     All(Args),
     /// Cleans up after a bench that died: reads its directory from stdin, waits for EOF
     #[command(hide = true)]
@@ -64,7 +73,8 @@ enum Bench {
 struct Args {
     /// Repetitions of every timed figure [default: foundation: 200 round trips, 30 cold
     /// starts, 30 recoveries; runs: 30 fires, 50 listings of each kind; recovery: 15
-    /// resumes, 5 cold starts of each ledger, 30 fires]
+    /// resumes, 5 cold starts of each ledger, 30 fires; web: 50 runs through the event
+    /// stream, 30 through the browser, 200 API requests and CLI calls of each kind]
     #[arg(long, value_name = "N")]
     iterations: Option<usize>,
     /// On-demand runs submitted by the runs throughput figure, on each side
@@ -98,21 +108,28 @@ fn main() -> ExitCode {
             let report = recovery(&setup, &args)?;
             print(args.json, report.json(), || report.table())
         }),
+        Bench::Web(args) => Setup::new(&args).and_then(|setup| {
+            let report = web(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
         Bench::All(args) => Setup::new(&args).and_then(|setup| {
             let foundation = foundation(&setup, &args)?;
             let runs = runs(&setup, &args)?;
             let recovery = recovery(&setup, &args)?;
+            let web = web(&setup, &args)?;
             let json = serde_json::json!({
                 "foundation": foundation.json(),
                 "runs": runs.json(),
                 "recovery": recovery.json(),
+                "web": web.json(),
             });
             print(args.json, json, || {
                 format!(
-                    "{}\n{}\n{}",
+                    "{}\n{}\n{}\n{}",
                     foundation.table(),
                     runs.table(),
-                    recovery.table()
+                    recovery.table(),
+                    web.table()
                 )
             })
         }),
@@ -321,6 +338,50 @@ fn recovery(setup: &Setup, args: &Args) -> anyhow::Result<report::RecoveryReport
         reconcile,
         fires,
         latency,
+    };
+    drop(guard);
+    Ok(report)
+}
+
+fn web(setup: &Setup, args: &Args) -> anyhow::Result<report::WebReport> {
+    let [streamed, browsed, requests] = match args.iterations {
+        Some(n) => [n; 3],
+        None => [50, 30, 200],
+    };
+    let guard = setup.guard()?;
+    let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+    let version = Setup::version(&stead)?;
+
+    progress(&format!(
+        "run end -> event stream: {streamed} runs of `true`, one after another"
+    ));
+    let stream = web::stream(&stead, streamed)?;
+    progress(&format!(
+        "run end -> dashboard in chromium: {browsed} runs of `true`"
+    ));
+    let browser = web::browser(&stead, guard.root(), browsed)?;
+    if let web::Browser::Skipped(reason) = &browser {
+        progress(&format!("run end -> dashboard: skipped: {reason}"));
+    }
+    progress(&format!(
+        "GET /api/runs with {} runs: {requests} requests of each kind, and as many `stead runs`",
+        runs::LEDGER_ROWS
+    ));
+    let listing = web::listing(&stead, requests)?;
+    progress(&format!(
+        "server memory: HTTP off, on, then the dashboard and {} event-stream clients over {} runs",
+        web::MEMORY_CLIENTS,
+        web::MEMORY_RUNS
+    ));
+    let memory = web::memory(&stead, guard.root())?;
+
+    let report = report::WebReport {
+        stead: stead.exe().display().to_string(),
+        stead_version: version,
+        stream,
+        browser,
+        listing,
+        memory,
     };
     drop(guard);
     Ok(report)

@@ -95,10 +95,31 @@ fn kill(pids: &[u32]) {
         .status();
 }
 
+/// The sockets `pid` holds open (its file descriptors that are sockets).
+pub fn sockets(pid: u32) -> anyhow::Result<usize> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .with_context(|| format!("process {pid} is gone"))?;
+    let mut n = 0;
+    for fd in fds {
+        // A descriptor closed meanwhile has no link to read.
+        if std::fs::read_link(fd?.path()).is_ok_and(|t| t.to_string_lossy().starts_with("socket:"))
+        {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// SIGKILLs every process whose command line mentions a path under `root`, then
 /// removes `root`.
 pub fn sweep(root: &Path) {
-    let needle = format!("{}/", root.display()).into_bytes();
+    kill_under(root);
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// SIGKILLs every process but this one whose command line mentions a path under `dir`.
+pub fn kill_under(dir: &Path) {
+    let needle = format!("{}/", dir.display()).into_bytes();
     let me = std::process::id();
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -115,7 +136,6 @@ pub fn sweep(root: &Path) {
         }
     }
     kill(&pids);
-    let _ = std::fs::remove_dir_all(root);
 }
 
 /// The bench's temporary directory and the promise to clean it up.

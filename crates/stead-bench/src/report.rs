@@ -9,6 +9,7 @@ use crate::recovery::{MACHINE_ID, RESUME_DELAY_MS, RESUME_TARGET_MS, Reconcile, 
 use crate::runs::{
     IDLE_CRON, IDLE_JOBS, LISTINGS, Latency, Listing, MONITOR_TARGET_MIB, Memory, Throughput,
 };
+use crate::web::{self, BROWSER_TARGET_MS, Browser, MEMORY_CLIENTS, MEMORY_RUNS};
 
 pub struct Report {
     pub stead: String,
@@ -544,6 +545,205 @@ const RECOVERY_NOTES: [&str; 5] = [
      \"reconciled\" line is written after the first run is settled.",
     "fire-to-exec is the `runs` figure's code path, re-run: it includes the probe's own \
      process start.",
+];
+
+/// The web figures.
+pub struct WebReport {
+    pub stead: String,
+    pub stead_version: String,
+    pub stream: Stats,
+    pub browser: Browser<Stats>,
+    pub listing: web::Listing,
+    pub memory: web::Memory,
+}
+
+impl WebReport {
+    pub fn table(&self) -> String {
+        let mut t = String::new();
+        let _ = writeln!(
+            t,
+            "stead {} ({})
+",
+            self.stead_version, self.stead
+        );
+        let head = |t: &mut String, title: &str, last: &str| {
+            let _ = writeln!(
+                t,
+                "{title:<56} {:>5} {:>9} {:>9} {:>9}",
+                "n", "median", "p90", last
+            );
+        };
+        let row = |t: &mut String, name: &str, s: &Stats, last: f64| {
+            let _ = writeln!(
+                t,
+                "{name:<56} {:>5} {:>9.2} {:>9.2} {last:>9.2}",
+                s.n, s.median, s.p90
+            );
+        };
+
+        head(&mut t, "run end -> seen (ms, `true` run by POST)", "max");
+        row(
+            &mut t,
+            "run end -> event stream (SSE `run` event)",
+            &self.stream,
+            self.stream.max,
+        );
+        let name = "run end -> dashboard (real browser)";
+        match &self.browser {
+            Browser::Measured(s) => {
+                row(&mut t, name, s, s.max);
+                let _ = writeln!(
+                    t,
+                    "  target: dashboard shows the end < {BROWSER_TARGET_MS:.0} ms after it (p90): {}",
+                    verdict(s.p90 < BROWSER_TARGET_MS)
+                );
+            }
+            Browser::Skipped(reason) => {
+                let _ = writeln!(t, "{name:<56} skipped: {reason}");
+                let _ = writeln!(t, "  target: < {BROWSER_TARGET_MS:.0} ms: not measured");
+            }
+        }
+
+        let q = &self.listing;
+        let _ = writeln!(t);
+        head(
+            &mut t,
+            &format!("{} runs in the ledger (ms)", q.rows),
+            "min",
+        );
+        let [newest, no_match] = web::listing_paths();
+        row(
+            &mut t,
+            &format!("GET {newest} (kept-alive)"),
+            &q.newest,
+            q.newest.min,
+        );
+        row(
+            &mut t,
+            &format!("GET {no_match}"),
+            &q.no_match,
+            q.no_match.min,
+        );
+        row(
+            &mut t,
+            &format!("stead {} (whole process)", LISTINGS[0].join(" ")),
+            &q.cli,
+            q.cli.min,
+        );
+
+        let m = &self.memory;
+        let _ = writeln!(
+            t,
+            "
+{:<56} {:>7} {:>7} {:>7} {:>7}",
+            "server memory (MiB)", "VmRSS", "VmHWM", "Pss", "sockets"
+        );
+        for s in &m.stages {
+            let _ = writeln!(
+                t,
+                "{:<56} {:>7.1} {:>7.1} {:>7.1} {:>7}",
+                s.name, s.rss, s.hwm, s.pss, s.sockets
+            );
+        }
+        match &m.browser {
+            Browser::Measured(runs) => {
+                let _ = writeln!(
+                    t,
+                    "  the dashboard was live to the end and listed {runs} runs"
+                );
+            }
+            Browser::Skipped(reason) => {
+                let _ = writeln!(t, "  no browser: {reason}");
+            }
+        }
+
+        let _ = writeln!(t, "\nnotes:");
+        for note in WEB_NOTES {
+            let _ = writeln!(t, "- {note}");
+        }
+        t
+    }
+
+    pub fn json(&self) -> Value {
+        let with_max = |s: &Stats| {
+            let mut v = stats(s);
+            v["max"] = json!(s.max);
+            v
+        };
+        let (browser, skipped) = match &self.browser {
+            Browser::Measured(s) => (Some(with_max(s)), None),
+            Browser::Skipped(reason) => (None, Some(reason)),
+        };
+        let target_met = match &self.browser {
+            Browser::Measured(s) => Some(s.p90 < BROWSER_TARGET_MS),
+            Browser::Skipped(_) => None,
+        };
+        let q = &self.listing;
+        let m = &self.memory;
+        let stages: Vec<Value> = m
+            .stages
+            .iter()
+            .map(|s| {
+                json!({
+                    "stage": s.name,
+                    "rss": s.rss,
+                    "hwm": s.hwm,
+                    "pss": s.pss,
+                    "sockets": s.sockets,
+                })
+            })
+            .collect();
+        let (page_runs, no_browser) = match &m.browser {
+            Browser::Measured(runs) => (Some(*runs), None),
+            Browser::Skipped(reason) => (None, Some(reason)),
+        };
+        let [newest, no_match] = web::listing_paths();
+        json!({
+            "stead": { "path": self.stead, "version": self.stead_version },
+            "run_end_to_event_stream_ms": with_max(&self.stream),
+            "run_end_to_dashboard_ms": {
+                "browser": browser,
+                "skipped": skipped,
+                "target_ms": BROWSER_TARGET_MS,
+                "target_met_p90": target_met,
+            },
+            "api_runs_ms": {
+                "ledger_rows": q.rows,
+                "requests": { newest: stats(&q.newest), no_match: stats(&q.no_match) },
+                "cli_runs_limit_50": stats(&q.cli),
+            },
+            "server_memory_mib": {
+                "sse_clients": MEMORY_CLIENTS,
+                "runs_streamed": MEMORY_RUNS,
+                "dashboard_runs_listed": page_runs,
+                "no_browser": no_browser,
+                "stages": stages,
+            },
+            "notes": WEB_NOTES,
+        })
+    }
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+const WEB_NOTES: [&str; 5] = [
+    "a run's end is its ended_at in the ledger (whole milliseconds, written by its monitor \
+     before the fsync of that transition); the event stream's time is when the bench's \
+     reader thread parsed the event, the dashboard's when a MutationObserver in the page \
+     first saw the run's row with data-status=succeeded (Date.now(), before paint); all \
+     on this machine's wall clock.",
+    "runs are started one after another, each once the last one's end was seen; the \
+     event stream is read over one kept-open connection, which subscribes before its \
+     hello event.",
+    "the browser is Debian's chromium, headless, driven by playwright-core from \
+     web-tests/latency.mjs; its runs go through node's fetch.",
+    "the ledger is filled directly with SQLite while the server is stopped; `status=failed` \
+     matches none of its runs; requests go over one kept-alive ureq connection, and each \
+     series begins with 5 untimed calls.",
+    "memory: VmRSS/VmHWM once VmRSS is unchanged for 1 s, then Pss from smaps_rollup; \
+     sockets are the server's open socket descriptors (its listeners and connections).",
 ];
 
 fn stats(s: &Stats) -> Value {

@@ -316,7 +316,7 @@ pub struct Memory {
 
 /// Samples VmRSS every 250 ms until four samples in a row agree (1 s unchanged), for
 /// at most 10 s, then returns VmRSS and VmHWM.
-fn settled(pid: u32) -> anyhow::Result<(f64, f64)> {
+pub fn settled(pid: u32) -> anyhow::Result<(f64, f64)> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let (mut last, mut same) = (proc::status_field(pid, "VmRSS")?, 0);
     while same < 3 && Instant::now() < deadline {

@@ -67,14 +67,8 @@ impl Stead {
         cmd.arg("--state-dir")
             .arg(dir)
             .args(args)
-            .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null());
-        // The bench's own STEAD_* settings must not leak into the measured servers.
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("STEAD_") {
-                cmd.env_remove(name);
-            }
-        }
+        scrub(&mut cmd);
         cmd
     }
 
@@ -91,6 +85,18 @@ impl Stead {
         let out = checked(&mut self.command(dir, args), &what, dir)?;
         serde_json::from_slice(&out.stdout).with_context(|| format!("stead {what} printed no JSON"))
     }
+}
+
+/// Removes RUST_BACKTRACE and the bench's own STEAD_* settings from `cmd`'s environment:
+/// they must not leak into what is measured.
+pub fn scrub(cmd: &mut Command) -> &mut Command {
+    cmd.env_remove("RUST_BACKTRACE");
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("STEAD_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
 }
 
 /// Runs `cmd` with stdout and stderr captured; a failure carries its stderr.
