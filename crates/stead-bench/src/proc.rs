@@ -102,10 +102,10 @@ pub fn sockets(pid: u32) -> anyhow::Result<usize> {
     let mut n = 0;
     for fd in fds {
         // A descriptor closed meanwhile has no link to read.
-        if std::fs::read_link(fd?.path()).is_ok_and(|t| t.to_string_lossy().starts_with("socket:"))
-        {
-            n += 1;
-        }
+        let Ok(target) = std::fs::read_link(fd?.path()) else {
+            continue;
+        };
+        n += usize::from(target.to_string_lossy().starts_with("socket:"));
     }
     Ok(n)
 }

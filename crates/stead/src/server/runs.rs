@@ -219,18 +219,19 @@ fn watch_monitor(
         };
         let exited = watch.exited();
         tokio::pin!(announced, exited);
-        tokio::select! {
-            () = &mut exited => {}
+        let announced_first = tokio::select! {
+            () = &mut exited => false,
             () = &mut announced => {
                 tokio::select! {
                     () = &mut exited => {}
                     () = shared.stop.cancelled() => return,
                 }
+                true
             }
             // A stopping server stops watching: the monitor goes on, and the next server
             // adopts it.
             () = shared.stop.cancelled() => return,
-        }
+        };
         let epoch = shared.epoch();
         // The run as it ended, settled here if the monitor could not record it.
         let ended = blocking(&shared, move |s| {
@@ -249,6 +250,7 @@ fn watch_monitor(
             Ok(Some((RunStatus::Interrupted, settled)))
         })
         .await;
+        let settled_here = matches!(ended, Ok(Some((_, true))));
         match ended {
             Ok(Some((status, settled))) => {
                 if settled {
@@ -267,7 +269,10 @@ fn watch_monitor(
                 error!(run = run_id, cause = %e.message, "failed to settle a run after its monitor exited")
             }
         }
-        let _ = shared.run_events.send(run_id);
+        // The pipe's end already told waiters, unless the end was written only now.
+        if settled_here || !announced_first {
+            let _ = shared.run_events.send(run_id);
+        }
     });
 }
 

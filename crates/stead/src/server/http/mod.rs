@@ -85,6 +85,9 @@ pub fn serve(
                 () = stop.cancelled() => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
+                        // Events are small writes in quick succession: without this, Nagle
+                        // holds each behind the previous one's delayed ACK (~40 ms).
+                        let _ = stream.set_nodelay(true);
                         let service = TowerToHyperService::new(router.clone());
                         let stop = stop.clone();
                         tokio::spawn(async move {
