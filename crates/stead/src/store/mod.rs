@@ -5,6 +5,11 @@
 //! argument so the rules can be tested with any clock. The schema is documented in
 //! `docs/ledger.md`.
 
+#[cfg(test)]
+mod contract;
+pub mod locator;
+pub mod postgres;
+mod rows;
 pub mod sqlite;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +67,15 @@ pub enum StoreError {
     ServiceInUse { service: String, jobs: Vec<String> },
     #[error("no hold named {0:?}")]
     NoSuchHold(String),
+    /// The PostgreSQL ledger cannot be reached (`ledger` is `HOST:PORT/DB`, never the
+    /// URL, which may carry a password).
+    #[error("the PostgreSQL ledger at {ledger} is unreachable: {detail}")]
+    Unavailable { ledger: String, detail: String },
+    /// `url` has its password redacted.
+    #[error("{url} is not a usable PostgreSQL ledger URL: {detail}")]
+    LedgerUrl { url: String, detail: String },
+    #[error("ledger query failed: {}", postgres::describe(.0))]
+    Postgres(#[from] ::postgres::Error),
 }
 
 /// Everything one `apply` changes, in the order the store applies it: services first

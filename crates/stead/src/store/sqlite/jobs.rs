@@ -5,29 +5,25 @@ use rusqlite::{OptionalExtension, Row, Transaction, params};
 use stead_protocol::JobSpec;
 
 use crate::clock::{from_ms, to_ms};
+use crate::store::rows::{job_spec, spec_json};
 use crate::store::{StoreError, StoredJob};
 
 const COLUMNS: &str = "id, spec, created_at_ms, updated_at_ms, anchor_ms, fired_through_ms";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<StoredJob, StoreError>> {
+    let id: i64 = row.get(0)?;
     let spec: String = row.get(1)?;
     let fired_through: Option<i64> = row.get(5)?;
-    Ok(serde_json::from_str::<JobSpec>(&spec)
-        .map_err(|e| StoreError::Row(format!("job {}: {e}", row.get::<_, i64>(0).unwrap_or(-1))))
-        .and_then(|spec| {
-            Ok(StoredJob {
-                id: row.get(0)?,
-                spec,
-                created_at: from_ms(row.get(2)?),
-                updated_at: from_ms(row.get(3)?),
-                anchor: from_ms(row.get(4)?),
-                fired_through: fired_through.map(from_ms),
-            })
-        }))
-}
-
-fn spec_json(spec: &JobSpec) -> String {
-    serde_json::to_string(spec).expect("a job spec always serializes")
+    Ok(job_spec(id, &spec).and_then(|spec| {
+        Ok(StoredJob {
+            id,
+            spec,
+            created_at: from_ms(row.get(2)?),
+            updated_at: from_ms(row.get(3)?),
+            anchor: from_ms(row.get(4)?),
+            fired_through: fired_through.map(from_ms),
+        })
+    }))
 }
 
 pub fn get(tx: &rusqlite::Connection, name: &str) -> Result<Option<StoredJob>, StoreError> {

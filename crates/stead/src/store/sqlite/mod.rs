@@ -20,7 +20,7 @@ mod services;
 #[cfg(test)]
 mod tests_runs;
 
-pub use runs::MAX_LIST as MAX_RUN_LIST;
+pub use crate::store::rows::MAX_LIST as MAX_RUN_LIST;
 
 use stead_protocol::{JobSpec, Run, RunFilter};
 
@@ -43,6 +43,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_jobs_and_runs.sql"),
     include_str!("migrations/003_resolutions.sql"),
     include_str!("migrations/004_services_and_holds.sql"),
+    include_str!("migrations/005_job_ids_never_reused.sql"),
 ];
 
 /// How long a statement waits for another process's write lock before failing.
@@ -53,6 +54,25 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct SqliteStore {
     path: PathBuf,
     conn: Mutex<Connection>,
+}
+
+/// Switches a connection to WAL and returns the journal mode it ended in. The switch of a
+/// brand-new file needs an exclusive lock, and SQLite answers a starter racing another
+/// with SQLITE_BUSY at once instead of calling the busy handler: retried here for as
+/// long as the busy timeout would have waited.
+fn wal_mode(conn: &Connection) -> rusqlite::Result<String> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 impl SqliteStore {
@@ -74,9 +94,7 @@ impl SqliteStore {
             .map_err(open_err)?;
         // Reading the journal mode reads page 1: a file that is not a database fails here,
         // before anything could write to it.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(open_err)?;
+        let mode = wal_mode(&conn).map_err(open_err)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::Migrate {
                 path: path.to_path_buf(),
@@ -536,17 +554,7 @@ impl RunRecorder for SqliteStore {
             } else {
                 Vec::new()
             };
-            let end = match restarting.first() {
-                Some(service) => RunEnd {
-                    status: stead_protocol::RunStatus::Interrupted,
-                    reason: Some(format!(
-                        "interrupted: its service {service} was being restarted ({})",
-                        end.reason.as_deref().unwrap_or("it failed")
-                    )),
-                    ..end.clone()
-                },
-                None => end.clone(),
-            };
+            let end = super::rows::monitor_end(end, restarting.first().map(String::as_str));
             runs::finish(tx, run_id, &end)
         })
     }
@@ -622,142 +630,15 @@ pub fn check_integrity(path: &Path) -> Result<Integrity, StoreError> {
 
 #[cfg(test)]
 mod tests {
+    //! What only SQLite has: a file, its integrity, racing openers. The lease and every
+    //! other behaviour through the trait are in the store contract (`store/contract.rs`).
+
     use super::*;
-    use crate::lifecycle::identity;
 
     fn store() -> (tempfile::TempDir, SqliteStore) {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("stead.db")).unwrap();
         (dir, store)
-    }
-
-    fn claimant(name: &str) -> Claimant {
-        Claimant::new(
-            name.into(),
-            std::process::id(),
-            identity::current().unwrap(),
-        )
-    }
-
-    const TTL: SignedDuration = SignedDuration::from_secs(30);
-
-    fn t(secs: i64) -> Timestamp {
-        Timestamp::from_second(1_800_000_000 + secs).unwrap()
-    }
-
-    fn claim(store: &SqliteStore, c: &Claimant, now: Timestamp) -> HeldLease {
-        match store.claim_lease(c, now, TTL, None).unwrap() {
-            ClaimOutcome::Claimed(lease) => lease,
-            ClaimOutcome::Held(row) => panic!("expected a claim, row is held: {row:?}"),
-        }
-    }
-
-    #[test]
-    fn claim_bumps_the_epoch_and_refuses_a_live_lease() {
-        let (_d, store) = store();
-        let a = claim(&store, &claimant("a"), t(0));
-        assert_eq!(a.epoch, 1);
-        match store.claim_lease(&claimant("b"), t(10), TTL, None).unwrap() {
-            ClaimOutcome::Held(row) => assert!(row.owned_by(&a)),
-            other => panic!("{other:?}"),
-        }
-        // Expired: a newcomer takes over and the epoch moves on.
-        let b = claim(&store, &claimant("b"), t(31));
-        assert_eq!(b.epoch, 2);
-    }
-
-    #[test]
-    fn a_dead_owner_is_taken_over_only_while_the_row_is_unchanged() {
-        let (_d, store) = store();
-        let a = claim(&store, &claimant("a"), t(0));
-        let judged = store.lease_row().unwrap();
-        // The caller proved a dead: the unexpired row is taken over at once.
-        let b = match store
-            .claim_lease(&claimant("b"), t(1), TTL, Some(&judged))
-            .unwrap()
-        {
-            ClaimOutcome::Claimed(lease) => lease,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(b.epoch, a.epoch + 1);
-        // A second starter that judged the same old row cannot take b's live lease.
-        assert!(matches!(
-            store
-                .claim_lease(&claimant("c"), t(2), TTL, Some(&judged))
-                .unwrap(),
-            ClaimOutcome::Held(row) if row.owned_by(&b)
-        ));
-    }
-
-    #[test]
-    fn expired_but_ours_re_arms() {
-        let (_d, store) = store();
-        let a = claim(&store, &claimant("a"), t(0));
-        // Slept for an hour: the lease expired long ago, but nobody claimed it.
-        match store.renew_lease(&a, t(3600), TTL).unwrap() {
-            RenewOutcome::Renewed { expires_at } => assert_eq!(expires_at, t(3630)),
-            other => panic!("{other:?}"),
-        }
-        assert!(store.lease_row().unwrap().owned_by(&a));
-    }
-
-    #[test]
-    fn renewal_after_supersession_fails() {
-        let (_d, store) = store();
-        let a = claim(&store, &claimant("a"), t(0));
-        let b = claim(&store, &claimant("b"), t(100));
-        match store.renew_lease(&a, t(101), TTL).unwrap() {
-            RenewOutcome::Superseded(row) => {
-                assert!(row.owned_by(&b));
-                let why = crate::lifecycle::lease::supersession(&a, &row);
-                assert!(why.contains("epoch 2 is now held by server b"), "{why}");
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn renewal_with_a_wrong_token_fails() {
-        let (_d, store) = store();
-        let a = claim(&store, &claimant("a"), t(0));
-        let mut forged = a.clone();
-        forged.claimant.token_hash = crate::lifecycle::lease::token_hash(b"guess");
-        assert!(matches!(
-            store.renew_lease(&forged, t(1), TTL).unwrap(),
-            RenewOutcome::Superseded(_)
-        ));
-        assert!(matches!(
-            store.renew_lease(&a, t(1), TTL).unwrap(),
-            RenewOutcome::Renewed { .. }
-        ));
-    }
-
-    #[test]
-    fn renewal_after_release_fails_and_release_frees_at_once() {
-        let (_d, store) = store();
-        let a = claim(&store, &claimant("a"), t(0));
-        assert!(store.release_lease(&a, t(1)).unwrap());
-        assert!(!store.release_lease(&a, t(1)).unwrap());
-        let row = store.lease_row().unwrap();
-        assert_eq!(row.owner, None);
-        assert!(matches!(
-            store.renew_lease(&a, t(2), TTL).unwrap(),
-            RenewOutcome::Superseded(LeaseRow { owner: None, .. })
-        ));
-        // Released long before expiry, the row is claimable at once.
-        assert_eq!(claim(&store, &claimant("b"), t(2)).epoch, 2);
-    }
-
-    #[test]
-    fn two_connections_see_one_lease() {
-        let (dir, store) = store();
-        let other = SqliteStore::open(&dir.path().join("stead.db")).unwrap();
-        let a = claim(&store, &claimant("a"), t(0));
-        assert!(matches!(
-            other.claim_lease(&claimant("b"), t(1), TTL, None).unwrap(),
-            ClaimOutcome::Held(_)
-        ));
-        assert!(other.lease_row().unwrap().owned_by(&a));
     }
 
     #[test]

@@ -8,43 +8,19 @@ use std::path::Path;
 
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
-use stead_protocol::{Concurrency, Run, RunFilter, RunStatus, Trigger};
+use stead_protocol::{Run, RunFilter, RunStatus, Trigger};
 
 use crate::clock::{from_ms, rfc3339, to_ms};
 use crate::lifecycle::identity::StartIdentity;
 use crate::runs::RunEnd;
+use crate::store::rows::{
+    self, IN_FLIGHT, LANDED, default_key, list_limit, plan_json, status_from, time, trigger_from,
+};
 use crate::store::{ActiveRun, Admission, NewRun, PlanFn, RunCount, StoreError};
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
     started_at_ms, ended_at_ms, log_path, original_trigger, resolution";
-
-/// The most rows one `run_list` returns.
-pub const MAX_LIST: u32 = 10_000;
-const DEFAULT_LIST: u32 = 50;
-
-fn status_from(s: &str) -> Result<RunStatus, StoreError> {
-    RunStatus::ALL
-        .into_iter()
-        .find(|st| st.as_str() == s)
-        .ok_or_else(|| StoreError::Row(format!("unknown run status {s:?}")))
-}
-
-fn trigger_from(s: &str) -> Result<Trigger, StoreError> {
-    [
-        Trigger::Scheduled,
-        Trigger::OnDemand,
-        Trigger::Resume,
-        Trigger::CatchUp,
-    ]
-    .into_iter()
-    .find(|t| t.as_str() == s)
-    .ok_or_else(|| StoreError::Row(format!("unknown run trigger {s:?}")))
-}
-
-fn time(ms: Option<i64>) -> Option<String> {
-    ms.map(|ms| rfc3339(from_ms(ms)))
-}
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
     let trigger: String = row.get(2)?;
@@ -131,7 +107,7 @@ pub fn counts(conn: &Connection) -> Result<Vec<RunCount>, StoreError> {
 
 /// The statement and values of a listing.
 pub(super) fn list_query(filter: &RunFilter) -> (String, Vec<rusqlite::types::Value>) {
-    let limit = filter.limit.unwrap_or(DEFAULT_LIST).min(MAX_LIST);
+    let limit = list_limit(filter);
     // Only the conditions given, so SQLite can pick `runs_by_job` or `runs_by_status`
     // (an `(? IS NULL OR col = ?)` form hides them and scans the whole ledger).
     let mut conditions = Vec::new();
@@ -148,7 +124,7 @@ pub(super) fn list_query(filter: &RunFilter) -> (String, Vec<rusqlite::types::Va
         values.push(before.into());
         conditions.push(format!("id < ?{}", values.len()));
     }
-    values.push(i64::from(limit).into());
+    values.push(limit.into());
     let clause = if conditions.is_empty() {
         String::new()
     } else {
@@ -189,7 +165,7 @@ fn active_where(
 ) -> Result<Vec<ActiveRun>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {ACTIVE_COLUMNS} FROM runs
-         WHERE status IN ('queued', 'running') AND {condition} ORDER BY id"
+         WHERE status IN ({IN_FLIGHT}) AND {condition} ORDER BY id"
     ))?;
     let rows = stmt.query_map([value], active_from_row)?;
     let mut runs = Vec::new();
@@ -211,27 +187,7 @@ pub fn admit(
     epoch: i64,
 ) -> Result<Admission, StoreError> {
     let running = active_where(tx, "job_id = ?1", new.job_id)?;
-    let now_ms = to_ms(new.created_at);
-    let skip_reason = match (new.concurrency, running.first()) {
-        (Concurrency::Forbid, Some(other)) => Some(format!(
-            "overlap: run {} of this job is still {} (concurrency = forbid)",
-            other.id,
-            other.status.as_str()
-        )),
-        _ => None,
-    };
-    if new.resolves.is_some()
-        && let (Some(_), Some(other)) = (&skip_reason, running.first())
-    {
-        // A resume is owed work: it waits for the overlap to end rather than be skipped.
-        return Err(StoreError::Overlap(other.id));
-    }
-    // A fire passed over by the catch-up policy is recorded as skipped, with why.
-    let skip_reason = new.skip_reason.clone().or(skip_reason);
-    let (status, ended_at_ms) = match skip_reason {
-        Some(_) => (RunStatus::Skipped, Some(now_ms)),
-        None => (RunStatus::Queued, None),
-    };
+    let verdict = rows::admission(new, &running)?;
     tx.prepare_cached(
         "INSERT INTO runs (job_id, job, trigger, scheduled_at_ms, idempotency_key, parent_id,
              attempt, machine_id, boot_id, status, reason, created_at_ms, ended_at_ms,
@@ -247,10 +203,10 @@ pub fn admit(
         new.attempt,
         new.machine_id,
         new.boot_id,
-        status.as_str(),
-        skip_reason,
-        now_ms,
-        ended_at_ms,
+        verdict.status.as_str(),
+        verdict.reason,
+        to_ms(new.created_at),
+        verdict.ended_at_ms,
         epoch,
         new.original_trigger.map(Trigger::as_str)
     ])?;
@@ -258,10 +214,7 @@ pub fn admit(
     if let Some((parent, note)) = &new.resolves {
         // The parent's debt is settled by this very row, in this transaction: a second
         // server (or boot) that tries the same finds it resolved and its insert undone.
-        let resolution = match note {
-            Some(note) => format!("resumed as run {id} ({note})"),
-            None => format!("resumed as run {id}"),
-        };
+        let resolution = rows::resumed_as(id, note.as_deref());
         if !resolve(tx, *parent, &resolution, new.created_at)? {
             return Err(StoreError::AlreadyResolved(*parent));
         }
@@ -271,26 +224,26 @@ pub fn admit(
         .clone()
         .unwrap_or_else(|| default_key(new, id));
     let log_path = log_dir.join(format!("{id}.log"));
-    let monitor_plan = (status == RunStatus::Queued).then(|| plan(id, &log_path, &key));
-    let plan_json = match &monitor_plan {
-        Some(p) => serde_json::to_string(p).expect("a monitor plan always serializes"),
-        None => "{}".to_string(),
-    };
+    let monitor_plan = (verdict.status == RunStatus::Queued).then(|| plan(id, &log_path, &key));
     tx.prepare_cached(
         "UPDATE runs SET idempotency_key = ?2, log_path = ?3, plan = ?4 WHERE id = ?1",
     )?
-    .execute(params![id, key, log_path.to_string_lossy(), plan_json])?;
+    .execute(params![
+        id,
+        key,
+        log_path.to_string_lossy(),
+        plan_json(monitor_plan.as_ref())
+    ])?;
     if let Some(through) = new.fired_through {
         super::jobs::mark_fired(tx, new.job_id, through)?;
     }
-    let replaced = match (new.concurrency, status) {
-        (Concurrency::Replace, RunStatus::Queued) => {
-            for other in &running {
-                request_cancel(tx, other.id, new.created_at)?;
-            }
-            running
+    let replaced = if rows::replaces(new, &verdict) {
+        for other in &running {
+            request_cancel(tx, other.id, new.created_at)?;
         }
-        _ => Vec::new(),
+        running
+    } else {
+        Vec::new()
     };
     let run = get(tx, id)?.ok_or(StoreError::NoSuchRun(id))?;
     Ok(Admission {
@@ -298,15 +251,6 @@ pub fn admit(
         plan: monitor_plan,
         replaced,
     })
-}
-
-/// A key that names the work, not the attempt: a scheduled fire's key is its job and
-/// scheduled time, so any run for that fire (a resume, a catch-up) carries the same key.
-fn default_key(new: &NewRun, id: i64) -> String {
-    match new.scheduled_at {
-        Some(at) => format!("{}@{}", new.job, rfc3339(at)),
-        None => format!("{}#{id}", new.job),
-    }
 }
 
 pub fn request_cancel(tx: &Transaction<'_>, id: i64, now: Timestamp) -> Result<(), StoreError> {
@@ -350,7 +294,6 @@ pub fn resolve(
 /// A receipt proved an interrupted run's work landed: it is closed as succeeded. The one
 /// transition out of a terminal status, and only while the debt is unsettled.
 pub fn land(tx: &Transaction<'_>, id: i64, now: Timestamp) -> Result<bool, StoreError> {
-    const LANDED: &str = "landed, proven by receipt";
     let n = tx.execute(
         "UPDATE runs SET status = 'succeeded', reason = ?2, resolution = ?2, resolved_at_ms = ?3
          WHERE id = ?1 AND status = 'interrupted' AND resolution IS NULL",
@@ -387,7 +330,7 @@ pub fn settle_queued(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool
 
 /// Ends a run that has not ended, from the server's side.
 pub fn settle(tx: &Transaction<'_>, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
-    end_from(tx, id, end, "'queued', 'running'")
+    end_from(tx, id, end, IN_FLIGHT)
 }
 
 pub fn mark_running(

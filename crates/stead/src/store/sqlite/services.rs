@@ -5,17 +5,16 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use stead_protocol::ServiceSpec;
 
 use crate::clock::{from_ms, to_ms};
+use crate::store::rows::{service_spec, spec_json};
 use crate::store::{StoreError, StoredHold, StoredService};
 
 fn service_from_row(row: &Row<'_>) -> rusqlite::Result<Result<StoredService, StoreError>> {
     let spec: String = row.get(1)?;
     let restarting: Option<i64> = row.get(2)?;
-    Ok(serde_json::from_str::<ServiceSpec>(&spec)
-        .map_err(|e| StoreError::Row(format!("service: {e}")))
-        .map(|spec| StoredService {
-            spec,
-            restarting_since: restarting.map(from_ms),
-        }))
+    Ok(service_spec(&spec).map(|spec| StoredService {
+        spec,
+        restarting_since: restarting.map(from_ms),
+    }))
 }
 
 pub fn list(conn: &Connection) -> Result<Vec<StoredService>, StoreError> {
@@ -49,11 +48,7 @@ pub fn insert(
     }
     tx.execute(
         "INSERT INTO services (name, spec, created_at_ms) VALUES (?1, ?2, ?3)",
-        params![
-            spec.name,
-            serde_json::to_string(spec).expect("a service spec always serializes"),
-            to_ms(now)
-        ],
+        params![spec.name, spec_json(spec), to_ms(now)],
     )?;
     get(tx, &spec.name)?.ok_or_else(|| StoreError::NoSuchService(spec.name.clone()))
 }
@@ -61,10 +56,7 @@ pub fn insert(
 pub fn update(tx: &Transaction<'_>, spec: &ServiceSpec) -> Result<(), StoreError> {
     let n = tx.execute(
         "UPDATE services SET spec = ?2 WHERE name = ?1",
-        params![
-            spec.name,
-            serde_json::to_string(spec).expect("a service spec always serializes")
-        ],
+        params![spec.name, spec_json(spec)],
     )?;
     if n == 0 {
         return Err(StoreError::NoSuchService(spec.name.clone()));
