@@ -16,6 +16,9 @@ pub struct StatusResult {
     pub socket: String,
     /// The process start identity the lease and lock file record for this server.
     pub start_identity: String,
+    /// Where the ledger lives: the SQLite file, or the shared PostgreSQL database (its
+    /// URL without a password).
+    pub ledger: String,
     /// The HTTP API's base URL (`http://127.0.0.1:PORT`), while it listens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<String>,

@@ -88,6 +88,26 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
 pub struct Config {
     pub timings: Timings,
     pub http: HttpConfig,
+    /// A `postgres://` ledger shared by several hosts; `None`: the state directory's own
+    /// SQLite file.
+    pub store_url: Option<String>,
+}
+
+/// Overrides `[store] url` (a cluster's hosts, tests).
+pub const STORE_URL_ENV: &str = "STEAD_STORE_URL";
+
+/// Checks a store URL's scheme: only PostgreSQL is shared.
+pub fn checked_store_url(url: &str) -> Result<String, ConfigError> {
+    let url = url.trim();
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(url.to_string())
+    } else {
+        Err(ConfigError::Store(format!(
+            "expected a postgres:// URL (such as postgres://stead@db.lan/stead), not {:?}; \
+             leave it out to keep the ledger in the state directory",
+            crate::store::postgres::redact_url(url)
+        )))
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +125,8 @@ pub enum ConfigError {
     Inconsistent(String),
     #[error("invalid HTTP setting: {0}")]
     Http(String),
+    #[error("invalid store setting: {0}")]
+    Store(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -114,6 +136,14 @@ struct File {
     timings: TimingsFile,
     #[serde(default)]
     http: HttpFile,
+    #[serde(default)]
+    store: StoreFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreFile {
+    url: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -218,7 +248,16 @@ impl Config {
             Some(listen) => HttpConfig::checked(parse_listen(listen)?, file.http.allow_remote)?,
             None => HttpConfig::default(),
         };
-        Ok(Self { timings, http })
+        let store_url = env(STORE_URL_ENV)
+            .filter(|v| !v.trim().is_empty())
+            .or(file.store.url)
+            .map(|url| checked_store_url(&url))
+            .transpose()?;
+        Ok(Self {
+            timings,
+            http,
+            store_url,
+        })
     }
 }
 

@@ -60,7 +60,10 @@ fn check(name: &'static str, health: Health, summary: String, fix: Option<String
 
 /// Runs every check.
 pub fn diagnose(paths: &StatePaths, config: &Config, clock: &SharedClock) -> Report {
-    let (ledger, lease) = ledger_checks(paths, clock);
+    let (ledger, lease) = match &config.store_url {
+        Some(url) => shared_ledger_checks(url, clock),
+        None => ledger_checks(paths, clock),
+    };
     let checks = vec![
         state_dir_check(paths),
         lock_check(paths),
@@ -204,6 +207,53 @@ fn ledger_checks(paths: &StatePaths, clock: &SharedClock) -> (Check, Check) {
         ),
     };
     (ledger, lease)
+}
+
+/// A PostgreSQL ledger: reachable, migrated, and this host's lease row.
+fn shared_ledger_checks(url: &str, clock: &SharedClock) -> (Check, Check) {
+    let where_ = crate::store::postgres::redact_url(url);
+    let store = crate::machine::machine_id()
+        .map_err(|e| format!("cannot read this machine's id: {e}"))
+        .and_then(|machine| {
+            crate::store::postgres::PgStore::connect(url, &machine).map_err(|e| e.to_string())
+        });
+    match store {
+        Ok(store) => {
+            use crate::store::Store;
+            let ledger = check(
+                "ledger",
+                Health::Ok,
+                format!("the shared PostgreSQL ledger {where_} answers and is migrated"),
+                None,
+            );
+            let lease = match store.lease_row() {
+                Ok(row) => lease_check(&row, clock),
+                Err(e) => check(
+                    "lease",
+                    Health::Problem,
+                    format!("cannot read this host's lease row: {e}"),
+                    None,
+                ),
+            };
+            (ledger, lease)
+        }
+        Err(e) => (
+            check(
+                "ledger",
+                Health::Problem,
+                e,
+                Some(format!(
+                    "check that PostgreSQL runs and {where_} accepts this user (`psql '{where_}'`); runs in flight go on meanwhile"
+                )),
+            ),
+            check(
+                "lease",
+                Health::Warning,
+                "unknown while the ledger is unreachable".into(),
+                None,
+            ),
+        ),
+    }
 }
 
 fn lease_check(row: &LeaseRow, clock: &SharedClock) -> Check {

@@ -17,6 +17,7 @@ use jiff::{SignedDuration, Timestamp};
 use stead::lifecycle::identity;
 use stead::lifecycle::lease::{ClaimOutcome, Claimant};
 use stead::runs::{MonitorPlan, RunEnd};
+use stead::store::locator::StoreLocator;
 use stead::store::sqlite::SqliteStore;
 use stead::store::{NewRun, Store};
 use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, Trigger};
@@ -109,7 +110,9 @@ impl Ledger {
             resolves: None,
             skip_reason: None,
         };
-        let ledger = self.path().join("stead.db");
+        let ledger = StoreLocator::Sqlite {
+            path: self.path().join("stead.db"),
+        };
         let env = BTreeMap::from([(MARK.to_string(), self.marker.clone())]);
         let plan = |run_id: i64, log_path: &Path, _key: &str| MonitorPlan {
             run_id,

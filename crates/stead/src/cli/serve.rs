@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use stead::clock;
-use stead::config::{Config, HttpConfig, parse_listen};
+use stead::config::{Config, HttpConfig, checked_store_url, parse_listen};
 use stead::paths::StatePaths;
 use stead::server::{self, Outcome, StopReason, World};
-use stead::store::sqlite::SqliteStore;
+use stead::store::locator::StoreLocator;
 use stead_protocol::exit;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 use tracing_subscriber::layer::SubscriberExt;
@@ -38,23 +38,50 @@ pub struct Args {
     /// and learn the token (sent in clear text) can run and cancel your jobs
     #[arg(long, requires = "http")]
     http_allow_remote: bool,
+    /// Keep the ledger in this PostgreSQL database (postgres://USER@HOST/DB), shared with
+    /// the other hosts that name it [default: $STEAD_STORE_URL, else `[store] url` in
+    /// config.toml, else the state directory's own SQLite file]
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let paths = StatePaths::resolve(dir)?;
     let mut config = Config::load(&paths.config())?;
+    let flagged_store = match &args.store {
+        Some(url) => {
+            let url = checked_store_url(url)?;
+            // A server a client starts on demand reads only config.toml: without the
+            // same URL there, it would open the state directory's own ledger instead.
+            let differs = config.store_url.as_deref() != Some(url.as_str());
+            config.store_url = Some(url);
+            differs
+        }
+        None => false,
+    };
     if let Some(listen) = &args.http {
         config.http = HttpConfig::checked(parse_listen(listen)?, args.http_allow_remote)?;
     }
     init_logging(&paths, args.spawned)?;
-    let store = SqliteStore::open(&paths.ledger()).inspect_err(|e| tracing::error!("{e}"))?;
+    if flagged_store {
+        tracing::warn!(
+            "--store applies to this server only; set [store] url in {} (or STEAD_STORE_URL) so that a server started on demand uses the same ledger",
+            paths.config().display()
+        );
+    }
+    let machine_id = stead::machine::machine_id().context("failed to read this machine's id")?;
+    let ledger = StoreLocator::of(config.store_url.as_deref(), paths.ledger());
+    let store = ledger
+        .open(&machine_id)
+        .inspect_err(|e| tracing::error!("{e}"))?;
     let world = World {
         paths: paths.clone(),
         config,
-        store: Arc::new(store),
+        store,
+        ledger,
         clock: clock::system(),
         monitor_exe: std::env::current_exe().context("failed to find the stead executable")?,
-        machine_id: stead::machine::machine_id().context("failed to read this machine's id")?,
+        machine_id,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -27,7 +27,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
 
 fn render(s: &StatusResult) -> String {
     let mut text = format!(
-        "stead {version} is serving {dir}\n  server   {id} (pid {pid}, epoch {epoch})\n  started  {started}\n  lease    valid until {lease}\n  socket   {socket}\n",
+        "stead {version} is serving {dir}\n  server   {id} (pid {pid}, epoch {epoch})\n  started  {started}\n  lease    valid until {lease}\n  socket   {socket}\n  ledger   {ledger}\n",
         version = s.version,
         dir = s.state_dir,
         id = s.server_id,
@@ -36,6 +36,7 @@ fn render(s: &StatusResult) -> String {
         started = s.started_at,
         lease = s.lease_expires_at,
         socket = s.socket,
+        ledger = s.ledger,
     );
     if let Some(url) = &s.http {
         text.push_str(&format!("  http     {url} (`stead dashboard` opens it)\n"));

@@ -26,7 +26,7 @@ use crate::store::StoreError;
 pub struct MonitorPlan {
     pub run_id: i64,
     /// The ledger the monitor records into.
-    pub ledger: PathBuf,
+    pub ledger: crate::store::locator::StoreLocator,
     /// Program and arguments (a shell job is already `["sh", "-c", SCRIPT]`).
     pub argv: Vec<String>,
     pub cwd: Option<PathBuf>,

@@ -35,6 +35,7 @@ use crate::config::Config;
 use crate::lifecycle::lock::LockRecord;
 use crate::paths::StatePaths;
 use crate::store::Store;
+use crate::store::locator::StoreLocator;
 use shared::Shared;
 pub use shared::StopReason;
 use startup::{StartError, Startup};
@@ -45,6 +46,8 @@ pub struct World {
     pub paths: StatePaths,
     pub config: Config,
     pub store: Arc<dyn Store>,
+    /// Where `store` lives, for the monitors, which open it themselves.
+    pub ledger: StoreLocator,
     pub clock: SharedClock,
     /// The `stead` executable whose hidden `monitor` subcommand watches each run.
     pub monitor_exe: PathBuf,

@@ -120,7 +120,7 @@ fn plan_for(
     );
     MonitorPlan {
         run_id: id,
-        ledger: shared.world.paths.ledger(),
+        ledger: shared.world.ledger.clone(),
         argv,
         cwd: spec.cwd.as_ref().map(Into::into),
         env,

@@ -169,6 +169,7 @@ impl Shared {
             state_dir: self.world.paths.dir().display().to_string(),
             socket: self.world.paths.socket().display().to_string(),
             start_identity: self.start_identity.to_string(),
+            ledger: self.world.ledger.describe(),
             http: self.http.endpoint().map(|e| e.url()),
         }
     }

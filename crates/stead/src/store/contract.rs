@@ -12,13 +12,13 @@
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Barrier, LazyLock};
+use std::sync::Barrier;
 
 use jiff::{SignedDuration, Timestamp};
 use stead_protocol::{Concurrency, JobSpec, RunFilter, RunStatus, ServiceSpec, Trigger};
 
-use super::postgres::{PgStore, redact_url};
+use super::postgres::PgStore;
+pub(crate) use super::postgres::scratch::ScratchDb;
 use super::sqlite::SqliteStore;
 use super::{Admission, Changes, NewRun, RunCount, Store, StoreError, StoredHold, StoredJob};
 use crate::clock::from_ms;
@@ -63,93 +63,6 @@ fn postgres() -> Subject {
         store: open(),
         open: Box::new(open),
         _keep: Box::new(db),
-    }
-}
-
-/// The admin URL the PostgreSQL tests create their databases through.
-static ADMIN_URL: LazyLock<String> = LazyLock::new(|| {
-    std::env::var("STEAD_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-});
-
-/// A database of one test's own, dropped (connections and all) when the test ends.
-pub(crate) struct ScratchDb {
-    pub name: String,
-    /// The URL of the scratch database.
-    pub url: String,
-}
-
-impl ScratchDb {
-    pub fn create() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let name = format!(
-            "stead_t_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        // An ICU English collation, not the server's (often C): ordering that would
-        // differ from SQLite's bytewise one shows in the tests.
-        admin()
-            .batch_execute(&format!(
-                "CREATE DATABASE {name} TEMPLATE template0
-                 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"
-            ))
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot create database {name} (PostgreSQL 15 or later, built with ICU, \
-                     is needed): {}",
-                    super::postgres::describe(&e)
-                )
-            });
-        let url = with_dbname(&ADMIN_URL, &name);
-        Self { name, url }
-    }
-}
-
-impl ScratchDb {
-    /// Drops the database now, cutting its connections (as a vanished server would).
-    pub fn drop_database(&self) {
-        let dropped = admin().batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.name
-        ));
-        if let Err(e) = dropped {
-            eprintln!("could not drop test database {}: {e}", self.name);
-        }
-    }
-}
-
-impl Drop for ScratchDb {
-    fn drop(&mut self) {
-        self.drop_database();
-    }
-}
-
-fn admin() -> ::postgres::Client {
-    ::postgres::Client::connect(&ADMIN_URL, ::postgres::NoTls).unwrap_or_else(|e| {
-        panic!(
-            "PostgreSQL is not reachable at {} ({}). The PostgreSQL ledger tests need a \
-             server where they may create databases: start one with \
-             `pg_ctlcluster 15 main start` (or scripts/ensure-postgres), or set \
-             STEAD_TEST_PG_URL to such a server's URL",
-            redact_url(&ADMIN_URL),
-            super::postgres::describe(&e)
-        )
-    })
-}
-
-/// `url` naming database `db` instead (URL or key/value form).
-fn with_dbname(url: &str, db: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (rest, query) = match rest.split_once('?') {
-                Some((rest, query)) => (rest, format!("?{query}")),
-                None => (rest, String::new()),
-            };
-            let authority = rest.split_once('/').map_or(rest, |(a, _)| a);
-            format!("{scheme}://{authority}/{db}{query}")
-        }
-        None => format!("{url} dbname={db}"),
     }
 }
 
@@ -290,7 +203,9 @@ pub(super) fn logs() -> &'static Path {
 pub(super) fn plan(id: i64, log: &Path, _key: &str) -> MonitorPlan {
     MonitorPlan {
         run_id: id,
-        ledger: PathBuf::new(),
+        ledger: super::locator::StoreLocator::Sqlite {
+            path: PathBuf::new(),
+        },
         argv: vec!["true".into()],
         cwd: None,
         env: BTreeMap::new(),

@@ -11,6 +11,7 @@ mod harness;
 mod http;
 mod lifecycle;
 mod openapi;
+mod postgres;
 mod recovery;
 mod runs;
 mod scheduler;

@@ -12,6 +12,7 @@ use stead::config::Config;
 use stead::paths::StatePaths;
 use stead::server::{self, StopReason, World};
 use stead::store::Store;
+use stead::store::locator::StoreLocator;
 use stead::store::sqlite::SqliteStore;
 use stead_protocol::{Run, RunFilter, Trigger, method};
 
@@ -52,6 +53,9 @@ async fn a_wall_clock_jump_across_a_fire_time_fires_it() {
         paths: paths.clone(),
         config: Config::default(),
         store: store.clone(),
+        ledger: StoreLocator::Sqlite {
+            path: paths.ledger(),
+        },
         clock: clock.clone(),
         monitor_exe: env!("CARGO_BIN_EXE_stead").into(),
         machine_id: "test-machine".into(),

@@ -158,7 +158,9 @@ mod tests {
         let (group_file, input_file) = (tmp.path().join("group"), tmp.path().join("input"));
         let plan = MonitorPlan {
             run_id: 1,
-            ledger: tmp.path().join("stead.db"),
+            ledger: crate::store::locator::StoreLocator::Sqlite {
+                path: tmp.path().join("stead.db"),
+            },
             argv: vec!["false".into()],
             cwd: None,
             env: BTreeMap::new(),

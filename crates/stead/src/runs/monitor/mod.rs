@@ -39,7 +39,6 @@ use self::watch::Stop;
 use super::{MonitorPlan, RunEnd, RunRecorder};
 use crate::lifecycle::identity;
 use crate::store::StoreError;
-use crate::store::sqlite::SqliteStore;
 
 /// How long to keep retrying a ledger write that fails (the ledger may be busy, or its
 /// disk briefly unavailable) before giving up on it.
@@ -101,14 +100,15 @@ pub fn main() -> i32 {
             return 1;
         }
     };
-    let store = match SqliteStore::open(&plan.ledger) {
+    let machine = crate::machine::machine_id().unwrap_or_default();
+    let store = match plan.ledger.open_recorder(&machine) {
         Ok(store) => store,
         Err(e) => {
             log::note_at(&plan.log_path, &format!("failed to start: {e}"));
             return 1;
         }
     };
-    match run(&plan, &store) {
+    match run(&plan, store.as_ref()) {
         Outcome::NotQueued | Outcome::Ended { .. } => 0,
         Outcome::NoIdentity(_) | Outcome::Unrecorded { .. } => 1,
     }

@@ -35,6 +35,7 @@
 //! The client is synchronous (it drives its own small runtime): call it from threads that
 //! may block, as the server does through `spawn_blocking`, never from async code.
 
+use std::mem::ManuallyDrop;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -47,6 +48,7 @@ use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
 
 mod jobs;
 mod runs;
+pub mod scratch;
 mod services;
 #[cfg(test)]
 mod tests;
@@ -93,7 +95,21 @@ pub struct PgStore {
     /// `HOST:PORT/DB`, for messages: never the URL, which may carry a password.
     ledger: String,
     machine_id: String,
-    client: Mutex<Client>,
+    /// Dropped by hand (see `Drop`): the sync client's own drop blocks on a runtime.
+    client: ManuallyDrop<Mutex<Client>>,
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // SAFETY: this is the store's drop; the field is never touched again.
+        let client = unsafe { ManuallyDrop::take(&mut self.client) };
+        // Closing the connection blocks on the client's private runtime, which panics on
+        // a thread that already drives one (a server drops its store on its runtime's
+        // thread): close it on a thread of its own there.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let _ = std::thread::spawn(move || drop(client)).join();
+        }
+    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -137,7 +153,7 @@ impl PgStore {
             config,
             ledger,
             machine_id: machine_id.to_string(),
-            client: Mutex::new(client),
+            client: ManuallyDrop::new(Mutex::new(client)),
         })
     }
 

@@ -1,0 +1,85 @@
+//! One host on the PostgreSQL ledger, end to end: the same server, CLI and monitors as on
+//! SQLite, with the ledger in a database of the test's own.
+
+use stead::store::postgres::scratch::ScratchDb;
+
+use crate::harness::*;
+
+/// A state directory whose servers keep their ledger in `db`.
+fn on(db: &ScratchDb) -> StateDir {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_STORE_URL", &db.url);
+    dir
+}
+
+#[test]
+fn jobs_run_and_outlive_a_crashed_server_on_postgres() {
+    let db = ScratchDb::create();
+    let dir = on(&db);
+    let status = dir.status();
+    assert!(
+        status["ledger"].as_str().unwrap().ends_with(&db.name),
+        "{status}"
+    );
+    let gate = dir.path().join("go");
+    add_job(&dir, "quick", &["--every", "1h"], "echo from-postgres");
+    add_job(
+        &dir,
+        "held",
+        &["--every", "1h"],
+        &format!(
+            "while [ ! -e {} ]; do sleep 0.02; done; echo released",
+            gate.display()
+        ),
+    );
+    let quick = json(&dir, &["run", "quick", "--wait"]);
+    assert_eq!(quick["status"], "succeeded");
+    assert_eq!(
+        text(&dir.run(&["logs", &quick["id"].to_string()]).stdout),
+        "from-postgres\n"
+    );
+
+    // A crash of the server leaves the run to its monitor; the next server adopts it.
+    let held = json(&dir, &["run", "held"])["id"].as_i64().unwrap();
+    wait_status(&dir, held, "running");
+    signal(status["pid"].as_u64().unwrap() as u32, libc::SIGKILL);
+    let next = dir.status();
+    assert_ne!(next["pid"], status["pid"]);
+    assert!(next["epoch"].as_i64() > status["epoch"].as_i64());
+    std::fs::write(&gate, "").unwrap();
+    let run = wait_status(&dir, held, "succeeded");
+    assert_eq!(run["exit_code"], 0);
+    assert_eq!(
+        json(&dir, &["runs", "--job", "held"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn an_unreachable_postgres_is_named_and_nothing_starts() {
+    let mut dir = StateDir::new();
+    // A port nothing listens on: the connection is refused at once.
+    let port = crate::api::free_port();
+    dir.set_env(
+        "STEAD_STORE_URL",
+        &format!("postgres://stead:secret@127.0.0.1:{port}/ledger"),
+    );
+    let out = dir.run(&["status"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{stderr}");
+    assert!(stderr.contains("unreachable"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{port}/ledger")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("secret"), "the password leaked: {stderr}");
+    assert!(dir.server_pids().is_empty());
+
+    dir.set_env("STEAD_STORE_URL", "mysql://127.0.0.1/ledger");
+    let out = dir.run(&["status"]);
+    assert_eq!(out.status.code(), Some(78), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("expected a postgres:// URL"));
+}
