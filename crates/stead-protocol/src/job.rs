@@ -97,6 +97,28 @@ pub struct JobSpec {
     /// (the gate), and a run cut by one is interrupted, not failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
+    /// On a shared ledger: the hosts (by name, as `stead hosts` lists them) whose servers
+    /// may run it; empty: any host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// On a shared ledger: where a run cut on a lost host is resumed.
+    #[serde(default, skip_serializing_if = "is_default_resume_on")]
+    pub resume_on: ResumeOn,
+}
+
+/// Where a run cut on a lost host may be resumed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResumeOn {
+    /// Only on the host that started it, once it is back: the debt is that machine's.
+    #[default]
+    Same,
+    /// On whichever host claims it first, once the lost host's lease has lapsed.
+    Any,
+}
+
+fn is_default_resume_on(r: &ResumeOn) -> bool {
+    *r == ResumeOn::default()
 }
 
 impl Default for JobSpec {
@@ -121,6 +143,8 @@ impl Default for JobSpec {
             catch_up_window: None,
             resume: true,
             depends_on: Vec::new(),
+            hosts: Vec::new(),
+            resume_on: ResumeOn::default(),
         }
     }
 }

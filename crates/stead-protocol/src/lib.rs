@@ -17,7 +17,7 @@ mod service;
 mod status;
 
 pub use job::{
-    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec,
+    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, ResumeOn,
     ServiceChanges, SetEnabled,
 };
 pub use message::{
@@ -28,7 +28,9 @@ pub use service::{
     Blocker, Hold, HoldName, HoldSpec, Readiness, ReadinessParams, RestartMark, STEAD_SERVICE,
     Service, ServiceName, ServiceSpec,
 };
-pub use status::{HttpEndpoint, HttpParams, StatusResult, StopParams, StopResult};
+pub use status::{
+    HostInfo, HostsResult, HttpEndpoint, HttpParams, StatusResult, StopParams, StopResult,
+};
 
 /// The protocol identifier carried in every hello line. A client refuses a server whose
 /// identifier differs, rather than guessing at a shape it does not know.
@@ -86,4 +88,6 @@ pub mod method {
     pub const RESTART_END: &str = "restart_end";
     /// The HTTP API's address and token: [`crate::HttpParams`] in, [`crate::HttpEndpoint`] out.
     pub const HTTP: &str = "http";
+    /// The hosts sharing the ledger: `{}` in, [`crate::HostsResult`] out.
+    pub const HOSTS: &str = "hosts";
 }

@@ -65,3 +65,35 @@ pub struct HttpEndpoint {
     /// The file that keeps the token (0600).
     pub token_file: String,
 }
+
+/// What `stead hosts --json` prints: the hosts sharing the ledger and who leads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostsResult {
+    /// Whether the ledger is shared (PostgreSQL); on SQLite there is one host, this one.
+    pub shared: bool,
+    /// The ledger, as `status` names it.
+    pub ledger: String,
+    /// The machine id of the host whose server schedules for all; `None` while nobody
+    /// leads (an election is due at the next heartbeat).
+    pub leader: Option<String>,
+    pub hosts: Vec<HostInfo>,
+}
+
+/// One host sharing the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub machine_id: String,
+    /// What `--host` names: `STEAD_HOST_NAME`, else the system's host name.
+    pub name: String,
+    /// `serving` (its server renews its lease), `stopped` (released it lately), or
+    /// `lost` (silent for longer than a lease: its runs in flight were cut).
+    pub state: String,
+    pub leader: bool,
+    pub server_id: Option<String>,
+    pub pid: Option<u32>,
+    pub epoch: i64,
+    /// Its server's last lease renewal (RFC 3339).
+    pub last_heartbeat: Option<String>,
+    /// Runs it has queued or running.
+    pub in_flight: u64,
+}

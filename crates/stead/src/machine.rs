@@ -10,6 +10,24 @@ use std::io;
 /// The environment variable that overrides the machine id.
 pub const MACHINE_ID_ENV: &str = "STEAD_MACHINE_ID";
 
+/// The environment variable that overrides the host's name.
+pub const HOST_NAME_ENV: &str = "STEAD_HOST_NAME";
+
+/// This host's name in a cluster (what `--host` names and `stead hosts` shows):
+/// `STEAD_HOST_NAME`, else the system's host name.
+pub fn host_name() -> String {
+    std::env::var(HOST_NAME_ENV)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| {
+            rustix::system::uname()
+                .nodename()
+                .to_string_lossy()
+                .into_owned()
+        })
+}
+
 /// This machine's id.
 pub fn machine_id() -> io::Result<String> {
     if let Some(id) = std::env::var(MACHINE_ID_ENV)

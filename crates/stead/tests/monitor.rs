@@ -19,7 +19,7 @@ use stead::lifecycle::lease::{ClaimOutcome, Claimant};
 use stead::runs::{MonitorPlan, RunEnd};
 use stead::store::locator::StoreLocator;
 use stead::store::sqlite::SqliteStore;
-use stead::store::{NewRun, Store};
+use stead::store::{Fence, NewRun, Store};
 use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, Trigger};
 
 /// Generous upper bound for anything a test waits on (a loaded 2-core machine).
@@ -106,6 +106,7 @@ impl Ledger {
             concurrency: Concurrency::Allow,
             created_at: Timestamp::now(),
             fired_through: None,
+            fence: Fence::Host,
             original_trigger: None,
             resolves: None,
             skip_reason: None,

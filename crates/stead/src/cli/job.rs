@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::{Subcommand, ValueEnum};
 use stead::client::Client;
-use stead_protocol::{CatchUp, Concurrency, Job, JobSpec, exit};
+use stead_protocol::{CatchUp, Concurrency, Job, JobSpec, ResumeOn, exit};
 
 use super::errors::DataError;
 use super::output;
@@ -94,6 +94,14 @@ struct AddArgs {
     /// A service the job's runs depend on (see `stead service add`); repeat for more
     #[arg(long = "depends-on", value_name = "SERVICE")]
     depends_on: Vec<String>,
+    /// On a shared ledger: a host whose server may run it (a name `stead hosts` lists);
+    /// repeat for more [default: any host]
+    #[arg(long = "host", value_name = "NAME")]
+    hosts: Vec<String>,
+    /// On a shared ledger: where a run cut on a lost host is resumed, on the same host
+    /// once it is back, or on any host
+    #[arg(long, value_enum, default_value_t = ResumeOnArg::Same)]
+    resume_on: ResumeOnArg,
     /// Print the added job as JSON
     #[arg(long)]
     json: bool,
@@ -209,6 +217,22 @@ impl From<CatchUpArg> for CatchUp {
     }
 }
 
+/// `--resume-on` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ResumeOnArg {
+    Same,
+    Any,
+}
+
+impl From<ResumeOnArg> for ResumeOn {
+    fn from(arg: ResumeOnArg) -> Self {
+        match arg {
+            ResumeOnArg::Same => ResumeOn::Same,
+            ResumeOnArg::Any => ResumeOn::Any,
+        }
+    }
+}
+
 impl AddArgs {
     fn into_spec(self) -> Result<JobSpec, DataError> {
         let alternatives = self
@@ -243,6 +267,8 @@ impl AddArgs {
             catch_up_window: self.catch_up_window,
             resume: !self.no_resume,
             depends_on: self.depends_on,
+            hosts: self.hosts,
+            resume_on: self.resume_on.into(),
         })
     }
 }

@@ -10,6 +10,7 @@ mod errors;
 mod gate;
 mod guard;
 mod hold;
+mod hosts;
 mod install;
 mod job;
 mod logs;
@@ -72,6 +73,8 @@ pub enum Command {
     Logs(logs::Args),
     /// Cancel a queued or running run
     Cancel(cancel::Args),
+    /// The hosts sharing the ledger, which one leads the scheduler, their heartbeats
+    Hosts(hosts::Args),
     /// Declare, list and remove the services runs depend on
     Service(service::Args),
     /// Hold a service while mid-work on it, so a restart of it waits
@@ -105,6 +108,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Status(args) => status::run(dir, args),
         Command::Serve(args) => serve::run(dir, args),
         Command::Stop(args) => stop::run(dir, args),
+        Command::Hosts(args) => hosts::run(dir, args),
         Command::Dashboard(args) => dashboard::run(dir, args),
         Command::Doctor(args) => doctor::run(dir, args),
         Command::Job(args) => job::run(dir, args),

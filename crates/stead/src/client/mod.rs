@@ -157,6 +157,11 @@ impl Connection {
         self.call(method::STATUS, serde_json::json!({}))
     }
 
+    /// The hosts sharing the ledger and who leads the scheduler.
+    pub fn hosts(&mut self) -> Result<stead_protocol::HostsResult, ClientError> {
+        self.call(method::HOSTS, serde_json::json!({}))
+    }
+
     /// The HTTP API's address and token; with `start`, the server first starts it on a
     /// free loopback port if it is off.
     pub fn http(&mut self, start: bool) -> Result<stead_protocol::HttpEndpoint, ClientError> {

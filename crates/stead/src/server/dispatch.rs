@@ -44,6 +44,7 @@ const METHODS: &[&str] = &[
     method::RESTART_BEGIN,
     method::RESTART_END,
     method::HTTP,
+    method::HOSTS,
 ];
 
 pub async fn handle(shared: &Arc<Shared>, line: &str) -> ResponseEnvelope {
@@ -124,6 +125,7 @@ async fn route(shared: &Arc<Shared>, method: &str, p: &Value) -> HandlerResult {
         method::READINESS => services::readiness(shared, params_or_default(p)?).await,
         method::RESTART_BEGIN => services::restart_begin(shared, params(p)?).await,
         method::RESTART_END => services::restart_end(shared, params(p)?).await,
+        method::HOSTS => handlers::hosts::list(shared).await,
         method::HTTP => {
             let params: HttpParams = params_or_default(p)?;
             to_value(super::http::endpoint(shared, params.start)?)

@@ -9,6 +9,7 @@
 //! 3. [`shutdown`]: release everything a successor needs *first* (socket, lease, lock
 //!    file), then drain. A server frozen or slow during its drain blocks nobody.
 
+mod cluster;
 mod connection;
 mod dispatch;
 mod handlers;
@@ -116,6 +117,7 @@ pub async fn run(
         "serving"
     );
     runs::reconcile(&shared).await;
+    cluster::start(&shared);
     on_ready(&shared.hello());
 
     let tracker = TaskTracker::new();

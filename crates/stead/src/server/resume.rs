@@ -57,7 +57,21 @@ enum Pass {
 
 async fn pass(shared: &Arc<Shared>) -> Pass {
     let machine = shared.world.machine_id.clone();
-    let owed = match blocking(shared, move |s| s.world.store.runs_owed(&machine)).await {
+    // The leader also settles the debts of lost hosts whose jobs may resume anywhere.
+    let leads = shared.world.store.is_shared() && shared.leader.borrow().is_some();
+    let lease =
+        SignedDuration::try_from(shared.world.config.timings.lease).unwrap_or(SignedDuration::MAX);
+    let now = shared.world.clock.now();
+    let cutoff = now.checked_sub(lease).unwrap_or(now);
+    let owed = match blocking(shared, move |s| {
+        let mut owed = s.world.store.runs_owed(&machine)?;
+        if leads {
+            owed.extend(s.world.store.runs_owed_by_lost_hosts(cutoff)?);
+        }
+        Ok(owed)
+    })
+    .await
+    {
         Ok(owed) => owed,
         Err(e) => {
             error!(cause = %e.message, "failed to read the runs owed after a cut");
@@ -124,10 +138,11 @@ async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
     let now = shared.world.clock.now();
     let max_age = SignedDuration::try_from(shared.world.config.timings.resume_max_age)
         .unwrap_or(SignedDuration::MAX);
+    // The run is this host's debt, or a lost host's that may resume anywhere.
     let decision = resume::decide(
         &run,
         job.as_ref().map(|j| &j.spec),
-        &shared.world.machine_id,
+        &run.machine_id,
         now,
         max_age,
     );
@@ -178,6 +193,12 @@ async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<S
         .scheduled_at
         .as_deref()
         .and_then(|s| s.parse::<Timestamp>().ok());
+    // A lost host's run resumes on whichever host claims it first.
+    let machine = if run.machine_id == shared.world.machine_id {
+        shared.world.machine_id.as_str()
+    } else {
+        ""
+    };
     let new = NewRun {
         scheduled_at,
         idempotency_key: Some(run.idempotency_key.clone()),
@@ -188,7 +209,7 @@ async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<S
         ..NewRun::of(
             job,
             Trigger::Resume,
-            &shared.world.machine_id,
+            machine,
             &shared.boot_id,
             shared.world.clock.now(),
         )

@@ -21,7 +21,7 @@ use crate::clock::rfc3339;
 use crate::lifecycle::identity::{self, StartIdentity};
 use crate::runs::{DEFAULT_KILL_GRACE_MS, DEFAULT_LOG_MAX_BYTES, MonitorPlan, RunEnd};
 use crate::schedule;
-use crate::store::{ActiveRun, NewRun, StoreError, StoredJob};
+use crate::store::{ActiveRun, Fence, NewRun, StoreError, StoredJob};
 
 /// How long `cancel` waits for the monitor to record the end before answering.
 const CANCEL_WAIT: Duration = Duration::from_millis(DEFAULT_KILL_GRACE_MS + 2_000);
@@ -60,7 +60,11 @@ pub async fn blocking<T: Send + 'static>(
 /// (concurrency = replace) are cancelled.
 pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result<Run, ErrorBody> {
     let spec = job.spec.clone();
-    let epoch = shared.epoch();
+    let epoch = match new.fence {
+        Fence::Host => shared.epoch(),
+        // A server that no longer leads offers an epoch no row carries: fenced.
+        Fence::Leader => shared.leader.borrow().unwrap_or(-1),
+    };
     let admission = blocking(shared, move |s| {
         let log_dir = s.world.paths.logs_dir().join("runs");
         let plan = |id: i64, log: &Path, key: &str| plan_for(s, &spec, &new, id, log, key);
@@ -76,18 +80,11 @@ pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result
         );
         signal_cancel(old);
     }
-    if let Some(plan) = admission.plan
-        && let Err(e) = spawn_monitor(shared, &plan).await
-    {
-        error!(run = plan.run_id, cause = %e, "failed to start the run's monitor");
-        let end = RunEnd::with_reason(
-            RunStatus::Failed,
-            format!("failed to start its monitor: {e}"),
-            shared.world.clock.now(),
-        );
-        let id = plan.run_id;
-        blocking(shared, move |s| s.world.store.run_settle(id, &end, epoch)).await?;
-        let _ = shared.run_events.send(id);
+    if let Some(plan) = admission.plan {
+        launch(shared, &plan).await;
+    } else if admission.run.status == RunStatus::Queued {
+        // Queued for any host of a shared ledger: this one may claim it too.
+        shared.claim_now.notify_one();
     }
     let id = admission.run.id;
     blocking(shared, move |s| s.world.store.run_get(id))
@@ -148,6 +145,25 @@ fn argv_of(shell: bool, command: &[String]) -> Vec<String> {
     } else {
         command.to_vec()
     }
+}
+
+/// Starts a queued run's monitor; a run whose monitor cannot start ends failed, saying
+/// why.
+pub async fn launch(shared: &Arc<Shared>, plan: &MonitorPlan) {
+    let Err(e) = spawn_monitor(shared, plan).await else {
+        return;
+    };
+    error!(run = plan.run_id, cause = %e, "failed to start the run's monitor");
+    let end = RunEnd::with_reason(
+        RunStatus::Failed,
+        format!("failed to start its monitor: {e}"),
+        shared.world.clock.now(),
+    );
+    let (id, epoch) = (plan.run_id, shared.epoch());
+    if let Err(e) = blocking(shared, move |s| s.world.store.run_settle(id, &end, epoch)).await {
+        error!(run = id, cause = %e.message, "failed to record that a monitor could not start");
+    }
+    let _ = shared.run_events.send(id);
 }
 
 /// Starts `stead monitor` detached in its own session, hands it the plan, and watches it.

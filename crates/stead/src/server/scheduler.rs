@@ -19,10 +19,34 @@ use crate::clock::rfc3339;
 use crate::jobs::CatchUpPolicy;
 use crate::jobs::JobTiming;
 use crate::jobs::timing::due_fires;
-use crate::store::{NewRun, StoredJob};
+use crate::store::{Fence, NewRun, StoredJob};
 
 pub async fn run(shared: Arc<Shared>) {
-    // At boot nothing was waited for: every fire before now was missed.
+    let mut leader = shared.leader.subscribe();
+    loop {
+        // Only the leader schedules: every host's server waits here until it leads.
+        let epoch = tokio::select! {
+            () = shared.stop.cancelled() => return,
+            led = leader.wait_for(Option::is_some) => match led {
+                Ok(epoch) => epoch.expect("waited for a leader epoch"),
+                Err(_) => return,
+            },
+        };
+        schedule(&shared, epoch, &mut leader).await;
+        if shared.stop.is_cancelled() {
+            return;
+        }
+    }
+}
+
+/// Schedules while `epoch` leads.
+async fn schedule(
+    shared: &Arc<Shared>,
+    epoch: i64,
+    leader: &mut tokio::sync::watch::Receiver<Option<i64>>,
+) {
+    let shared = shared.clone();
+    // On becoming leader nothing was waited for: every fire before now was missed.
     let mut awake_since = shared.world.clock.now();
     loop {
         // Registered before reading the jobs, so a change made meanwhile is not missed.
@@ -76,6 +100,11 @@ pub async fn run(shared: Arc<Shared>) {
         let clock = shared.world.clock.clone();
         tokio::select! {
             () = shared.stop.cancelled() => return,
+            _ = leader.changed() => {
+                if *leader.borrow() != Some(epoch) {
+                    return;
+                }
+            }
             () = changed => {}
             () = async {
                 match next_wake {
@@ -115,13 +144,20 @@ async fn fire_due(
             "missed fires coalesced into one catch-up run"
         );
     }
+    // On a shared ledger a fire is queued for any host to claim.
+    let machine = if shared.world.store.is_shared() {
+        ""
+    } else {
+        shared.world.machine_id.as_str()
+    };
     let new_run = |at: Timestamp, trigger| NewRun {
         scheduled_at: Some(at),
         fired_through: Some(at),
+        fence: Fence::Leader,
         ..NewRun::of(
             job,
             trigger,
-            &shared.world.machine_id,
+            machine,
             &shared.boot_id,
             shared.world.clock.now(),
         )

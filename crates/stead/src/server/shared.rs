@@ -79,6 +79,13 @@ pub struct Shared {
     /// This boot of this machine: runs record it, and a row from another boot was cut
     /// by a reboot.
     pub boot_id: String,
+    /// The scheduler's leader epoch while this server leads (always, on a ledger of one
+    /// host); the scheduler runs only then.
+    pub leader: watch::Sender<Option<i64>>,
+    /// Wakes the claimer: a run was queued for any host (shared ledgers only).
+    pub claim_now: Notify,
+    /// This host's name on a shared ledger (what `--host` names).
+    pub host_name: String,
     /// What `/metrics` reports from this process.
     pub metrics: Metrics,
     /// The HTTP API, while it listens.
@@ -108,6 +115,9 @@ impl Shared {
             runs_cut: Notify::new(),
             changes: watch::channel(0).0,
             boot_id: crate::lifecycle::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
+            leader: watch::channel(None).0,
+            claim_now: Notify::new(),
+            host_name: crate::machine::host_name(),
             metrics: Metrics::default(),
             http: HttpState::default(),
         }

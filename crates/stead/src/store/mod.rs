@@ -132,6 +132,50 @@ pub struct RunCount {
     pub count: u64,
 }
 
+/// Which lease a write is fenced by: the host's server lease (everything a server does
+/// for its own host) or the scheduler's leadership (fires, and settling lost hosts' runs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Fence {
+    #[default]
+    Host,
+    Leader,
+}
+
+/// A host sharing the ledger, for `stead hosts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRow {
+    pub machine_id: String,
+    pub name: String,
+    /// The serving server, while one holds the host's lease.
+    pub server_id: Option<String>,
+    pub pid: Option<u32>,
+    pub epoch: i64,
+    pub renewed_at: Option<Timestamp>,
+    pub expires_at: Timestamp,
+    /// Its runs queued or running.
+    pub in_flight: u64,
+}
+
+/// The scheduler's leadership as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaderRow {
+    pub epoch: i64,
+    pub machine_id: Option<String>,
+    pub server_id: Option<String>,
+    pub expires_at: Timestamp,
+}
+
+/// What a shared ledger tells its servers between their own requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// A run was queued for any host to claim.
+    Queued,
+    /// A run's row changed (on any host).
+    Run(i64),
+    /// The connection was re-established: anything may have been missed.
+    Reconnected,
+}
+
 /// A run to be admitted to the ledger.
 #[derive(Debug, Clone)]
 pub struct NewRun {
@@ -150,6 +194,8 @@ pub struct NewRun {
     /// For a scheduled fire: advance the job's `fired_through` to this instant in the
     /// same transaction, so a fire is handled exactly once.
     pub fired_through: Option<Timestamp>,
+    /// Which lease fences the admission.
+    pub fence: Fence,
     /// For a resume: the trigger of the run first cut.
     pub original_trigger: Option<Trigger>,
     /// For a resume: the interrupted run whose debt this run settles, in the same
@@ -183,6 +229,7 @@ impl NewRun {
             concurrency: job.spec.concurrency,
             created_at: now,
             fired_through: None,
+            fence: Fence::Host,
             original_trigger: None,
             resolves: None,
             skip_reason: None,
@@ -211,6 +258,16 @@ pub struct ActiveRun {
     pub boot_id: String,
     pub monitor: Option<(u32, StartIdentity)>,
     pub epoch: i64,
+}
+
+/// The host claiming runs: who it is, and how it rewrites a claimed run's plan for
+/// itself (its log directory, its state directory).
+pub struct ClaimingHost<'a> {
+    pub machine_id: &'a str,
+    pub name: &'a str,
+    pub boot_id: &'a str,
+    pub log_dir: &'a Path,
+    pub state_dir: &'a Path,
 }
 
 /// Builds a run's monitor plan once its id and log path are known.
@@ -325,6 +382,75 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// A receipt proved the interrupted run's work landed: close it as succeeded.
     fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError>;
+
+    /// Whether several hosts may share this ledger: only then do servers elect a leader,
+    /// claim queued runs and watch for lost hosts.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// Claims or renews the scheduler's leadership for the server holding `lease`;
+    /// returns the leader epoch while it leads. On a ledger of one host its server
+    /// always leads, with its own epoch.
+    fn lead(
+        &self,
+        lease: &HeldLease,
+        _now: Timestamp,
+        _ttl: SignedDuration,
+    ) -> Result<Option<i64>, StoreError> {
+        Ok(Some(lease.epoch))
+    }
+
+    /// Gives the leadership up (a server on its way down).
+    fn resign(&self, _lease: &HeldLease, _epoch: i64) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// The leadership row (`None` on a ledger of one host).
+    fn leader(&self) -> Result<Option<LeaderRow>, StoreError> {
+        Ok(None)
+    }
+
+    /// The hosts sharing the ledger (empty on a ledger of one host).
+    fn hosts(&self) -> Result<Vec<HostRow>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// Claims up to `limit` queued runs no host has claimed that `host` may run, for
+    /// this host (fenced by its `epoch`), and returns their monitor plans with logs under
+    /// `log_dir`. Runs are taken with `FOR UPDATE SKIP LOCKED`: two hosts never claim one.
+    fn runs_claim(
+        &self,
+        _host: &ClaimingHost<'_>,
+        _limit: u32,
+        _epoch: i64,
+    ) -> Result<Vec<MonitorPlan>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// Ends, at `now`, the runs in flight of other hosts whose servers last renewed
+    /// their lease before `cutoff` as interrupted (fenced by the leader `epoch`); returns
+    /// the ids ended.
+    fn settle_lost_hosts(
+        &self,
+        _cutoff: Timestamp,
+        _now: Timestamp,
+        _epoch: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// Interrupted, unsettled runs of hosts silent since before `cutoff` whose jobs may
+    /// resume on any host, oldest first.
+    fn runs_owed_by_lost_hosts(&self, _cutoff: Timestamp) -> Result<Vec<Run>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// Calls `wake` for every notification a shared ledger sends, from a thread of its
+    /// own, reconnecting after a lost connection, until `wake` returns false.
+    fn listen(&self, _wake: Box<dyn Fn(Wake) -> bool + Send>) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     /// Declared services, by name (the built-in `stead` is not stored).
     fn service_list(&self) -> Result<Vec<StoredService>, StoreError>;

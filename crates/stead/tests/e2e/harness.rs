@@ -77,6 +77,14 @@ impl StateDir {
         self.env.push((name.into(), value.into()));
     }
 
+    /// The value this directory's commands get for an environment variable it sets.
+    pub fn env_value(&self, name: &str) -> Option<String> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
+
     /// `stead --state-dir DIR ARGS...` with this directory's timings.
     pub fn stead(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_stead"));

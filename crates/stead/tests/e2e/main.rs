@@ -4,6 +4,7 @@
 
 mod api;
 mod bad_input;
+mod cluster;
 mod dashboard;
 mod ensure;
 mod gate;

@@ -1,5 +1,6 @@
 //! Request handlers, one file per family of methods, mirrored by the client's calls.
 
+pub mod hosts;
 pub mod jobs;
 pub mod runs;
 pub mod services;

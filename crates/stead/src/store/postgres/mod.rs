@@ -46,6 +46,7 @@ use ::postgres::{Client, Config, GenericClient, IsolationLevel, NoTls, Transacti
 use jiff::{SignedDuration, Timestamp};
 use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
 
+mod cluster;
 mod jobs;
 mod runs;
 pub mod scratch;
@@ -54,14 +55,15 @@ mod services;
 mod tests;
 
 use super::{
-    ActiveRun, Admission, Changes, NewRun, PlanFn, RunCount, Store, StoreError, StoredHold,
-    StoredJob, StoredService,
+    ActiveRun, Admission, Changes, ClaimingHost, Fence, HostRow, LeaderRow, NewRun, PlanFn,
+    RunCount, Store, StoreError, StoredHold, StoredJob, StoredService, Wake,
 };
 use crate::clock::{from_ms, to_ms};
 use crate::lifecycle::identity::StartIdentity;
 use crate::lifecycle::lease::{
     ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow, RenewOutcome,
 };
+use crate::runs::MonitorPlan;
 use crate::runs::{RunEnd, RunRecorder};
 
 /// Append-only: a released schema is never edited, only followed by a new migration.
@@ -149,6 +151,7 @@ impl PgStore {
             .connect(NoTls)
             .map_err(|e| unavailable(&ledger, &e))?;
         migrate(&ledger, machine_id, &mut client)?;
+        cluster::name_host(&mut client, machine_id, &crate::machine::host_name())?;
         Ok(Self {
             config,
             ledger,
@@ -250,6 +253,19 @@ impl PgStore {
                 }
             })?;
             Ok(value)
+        })
+    }
+
+    /// Runs `f` in one transaction fenced by the scheduler's leadership: `epoch` must
+    /// still lead, and the leader row is held until the commit.
+    fn write_led<T>(
+        &self,
+        epoch: i64,
+        f: impl Fn(&mut Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.write(None, |tx| {
+            cluster::fence_leader(tx, &self.machine_id, epoch)?;
+            f(tx)
         })
     }
 
@@ -467,6 +483,14 @@ fn redact_pairs(s: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Passes a transition's outcome through, telling every server when the row changed.
+fn changed(did: bool, tx: &mut Transaction<'_>, id: i64) -> Result<bool, StoreError> {
+    if did {
+        cluster::notify_run(tx, id)?;
+    }
+    Ok(did)
 }
 
 fn ms(d: SignedDuration) -> i64 {
@@ -701,7 +725,21 @@ impl Store for PgStore {
         plan: PlanFn<'_>,
         epoch: i64,
     ) -> Result<Admission, StoreError> {
-        self.write(Some(epoch), |tx| runs::admit(tx, new, log_dir, plan, epoch))
+        let admit = |tx: &mut Transaction<'_>| {
+            let mut admission = runs::admit(tx, new, log_dir, plan, epoch)?;
+            cluster::notify_run(tx, admission.run.id)?;
+            if new.machine_id.is_empty() && admission.plan.is_some() {
+                // Queued for any host: the host that claims it starts it, with the plan
+                // kept on the row.
+                admission.plan = None;
+                cluster::notify_queued(tx)?;
+            }
+            Ok(admission)
+        };
+        match new.fence {
+            Fence::Host => self.write(Some(epoch), admit),
+            Fence::Leader => self.write_led(epoch, admit),
+        }
     }
 
     fn run_get(&self, id: i64) -> Result<Option<Run>, StoreError> {
@@ -721,18 +759,22 @@ impl Store for PgStore {
     }
 
     fn run_settle(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError> {
-        self.write(Some(epoch), |tx| runs::settle(tx, id, end))
+        self.write(Some(epoch), |tx| {
+            changed(runs::settle(tx, id, end)?, tx, id)
+        })
     }
 
     fn run_settle_queued(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError> {
-        self.write(Some(epoch), |tx| runs::settle_queued(tx, id, end))
+        self.write(Some(epoch), |tx| {
+            changed(runs::settle_queued(tx, id, end)?, tx, id)
+        })
     }
 
     fn run_settle_all(&self, ends: &[(i64, RunEnd)], epoch: i64) -> Result<Vec<i64>, StoreError> {
         self.write(Some(epoch), |tx| {
             let mut settled = Vec::new();
             for (id, end) in ends {
-                if runs::settle(tx, *id, end)? {
+                if changed(runs::settle(tx, *id, end)?, tx, *id)? {
                     settled.push(*id);
                 }
             }
@@ -755,11 +797,64 @@ impl Store for PgStore {
         now: Timestamp,
         epoch: i64,
     ) -> Result<bool, StoreError> {
-        self.write(Some(epoch), |tx| runs::resolve(tx, id, resolution, now))
+        self.write(Some(epoch), |tx| {
+            changed(runs::resolve(tx, id, resolution, now)?, tx, id)
+        })
     }
 
     fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError> {
-        self.write(Some(epoch), |tx| runs::land(tx, id, now))
+        self.write(Some(epoch), |tx| changed(runs::land(tx, id, now)?, tx, id))
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn lead(
+        &self,
+        lease: &HeldLease,
+        now: Timestamp,
+        ttl: SignedDuration,
+    ) -> Result<Option<i64>, StoreError> {
+        cluster::lead(self, lease, now, ttl)
+    }
+
+    fn resign(&self, lease: &HeldLease, epoch: i64) -> Result<(), StoreError> {
+        cluster::resign(self, lease, epoch)
+    }
+
+    fn leader(&self) -> Result<Option<LeaderRow>, StoreError> {
+        cluster::leader(self)
+    }
+
+    fn hosts(&self) -> Result<Vec<HostRow>, StoreError> {
+        cluster::hosts(self)
+    }
+
+    fn runs_claim(
+        &self,
+        host: &ClaimingHost<'_>,
+        limit: u32,
+        epoch: i64,
+    ) -> Result<Vec<MonitorPlan>, StoreError> {
+        cluster::claim(self, host, limit, epoch)
+    }
+
+    fn settle_lost_hosts(
+        &self,
+        cutoff: Timestamp,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        cluster::settle_lost_hosts(self, cutoff, now, epoch)
+    }
+
+    fn runs_owed_by_lost_hosts(&self, cutoff: Timestamp) -> Result<Vec<Run>, StoreError> {
+        cluster::owed_by_lost_hosts(self, cutoff)
+    }
+
+    fn listen(&self, wake: Box<dyn Fn(Wake) -> bool + Send>) -> Result<(), StoreError> {
+        cluster::listen(self, wake)
     }
 
     fn service_list(&self) -> Result<Vec<StoredService>, StoreError> {
@@ -812,7 +907,8 @@ impl RunRecorder for PgStore {
         started_at: Timestamp,
     ) -> Result<bool, StoreError> {
         self.write(None, |tx| {
-            runs::mark_running(tx, run_id, monitor_pid, monitor_identity, started_at)
+            let marked = runs::mark_running(tx, run_id, monitor_pid, monitor_identity, started_at)?;
+            changed(marked, tx, run_id)
         })
     }
 
@@ -827,7 +923,8 @@ impl RunRecorder for PgStore {
                 Vec::new()
             };
             let end = super::rows::monitor_end(end, restarting.first().map(String::as_str));
-            runs::finish(tx, run_id, &end)
+            let finished = runs::finish(tx, run_id, &end)?;
+            changed(finished, tx, run_id)
         })
     }
 

@@ -259,13 +259,22 @@ pub fn request_cancel(tx: &mut Transaction<'_>, id: i64, now: Timestamp) -> Resu
 
 /// Interrupted runs of `machine_id` whose debt is not settled yet, oldest first.
 pub fn owed(c: &mut impl GenericClient, machine_id: &str) -> Result<Vec<Run>, StoreError> {
+    list_where(
+        c,
+        "status = 'interrupted' AND resolution IS NULL AND machine_id = $1",
+        &machine_id,
+    )
+}
+
+/// Runs matching `condition` (with one parameter, `$1`), oldest first.
+pub fn list_where(
+    c: &mut impl GenericClient,
+    condition: &str,
+    value: Param<'_>,
+) -> Result<Vec<Run>, StoreError> {
     c.query(
-        &format!(
-            "SELECT {COLUMNS} FROM runs
-             WHERE status = 'interrupted' AND resolution IS NULL AND machine_id = $1
-             ORDER BY id"
-        ),
-        &[&machine_id],
+        &format!("SELECT {COLUMNS} FROM runs WHERE {condition} ORDER BY id"),
+        &[value],
     )?
     .iter()
     .map(from_row)

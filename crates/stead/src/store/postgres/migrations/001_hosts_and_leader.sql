@@ -4,6 +4,9 @@
 -- the host's first claim; a host without a row reads as epoch 0, never claimed.
 CREATE TABLE hosts (
     machine_id     TEXT COLLATE "C" PRIMARY KEY,
+    -- What `--host` names (STEAD_HOST_NAME, else the system's host name); written by
+    -- every connection of the host.
+    name           TEXT COLLATE "C" NOT NULL DEFAULT '',
     epoch          BIGINT NOT NULL,
     server_id      TEXT,
     token_hash     TEXT,
@@ -17,9 +20,9 @@ CREATE TABLE hosts (
        AND (server_id IS NULL) = (start_identity IS NULL))
 );
 
--- Unused for now, created for the cluster that follows: the one host whose server
--- schedules for all (exactly one row, id = 1), elected by the same epoch rules as a
--- host's lease. A NULL machine_id: no leader.
+-- The one server that schedules for all hosts (exactly one row, id = 1), elected by the
+-- same epoch rules as a host's lease; every fire it records is fenced by its epoch. A
+-- NULL machine_id: no leader.
 CREATE TABLE leader (
     id            INTEGER PRIMARY KEY CHECK (id = 1),
     epoch         BIGINT NOT NULL,

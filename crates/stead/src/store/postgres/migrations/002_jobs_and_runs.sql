@@ -16,12 +16,7 @@ CREATE TABLE jobs (
     anchor_ms        BIGINT NOT NULL,
     -- Every fire scheduled at or before this instant has been handled (run, skipped or
     -- coalesced). NULL: nothing handled yet; fires count from created_at_ms.
-    fired_through_ms BIGINT,
-    -- Unused for now, for the cluster that follows: the machine ids whose servers may
-    -- run the job (empty: any host), and where a cut run is resumed ('origin': on the
-    -- host it ran on).
-    hosts            TEXT[] NOT NULL DEFAULT '{}',
-    resume_on        TEXT NOT NULL DEFAULT 'origin'
+    fired_through_ms BIGINT
 );
 
 -- Runs: one row per execution, written before its process starts.
@@ -63,8 +58,8 @@ CREATE TABLE runs (
     -- "not resumed: ...", or "landed, proven by receipt". NULL: still owed.
     resolution             TEXT,
     resolved_at_ms         BIGINT,
-    -- Unused for now, for the cluster that follows: the token of the host that took a
-    -- queued run to start it, so two hosts never both start one run.
+    -- The token of the server that claimed a queued run (machine_id '' until then), so
+    -- a run is started by one host only, and a host can tell its own claims.
     claim_token            TEXT,
     CHECK ((status IN ('queued', 'running')) = (ended_at_ms IS NULL))
 );

@@ -1,0 +1,61 @@
+//! `stead hosts`: the hosts sharing the ledger, which one leads the scheduler, each one's
+//! last heartbeat and runs in flight.
+
+use std::path::Path;
+
+use stead::client::Client;
+use stead_protocol::{HostsResult, exit};
+
+use super::output;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print the hosts as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    let client = Client::for_state_dir(dir)?;
+    let hosts = client.connect_or_start()?.hosts()?;
+    if args.json {
+        output::json(&hosts)?;
+    } else {
+        output::text(&render(&hosts))?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn render(h: &HostsResult) -> String {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::NOTHING)
+        .set_header([
+            "HOST",
+            "STATE",
+            "LEADER",
+            "LAST HEARTBEAT",
+            "IN FLIGHT",
+            "MACHINE",
+        ]);
+    for host in &h.hosts {
+        table.add_row([
+            host.name.clone(),
+            host.state.clone(),
+            if host.leader { "leader" } else { "" }.to_string(),
+            host.last_heartbeat.clone().unwrap_or_else(|| "-".into()),
+            host.in_flight.to_string(),
+            host.machine_id.clone(),
+        ]);
+    }
+    let ledger = if h.shared {
+        format!("shared ledger {}", h.ledger)
+    } else {
+        format!("ledger {} (this host only)", h.ledger)
+    };
+    let leader = match &h.leader {
+        Some(_) => String::new(),
+        None => "\nno host leads the scheduler right now: the next heartbeat elects one\n".into(),
+    };
+    format!("{ledger}\n{table}\n{leader}")
+}

@@ -1,0 +1,162 @@
+//! A server among several hosts on one shared ledger: it campaigns for the scheduler's
+//! leadership, claims the runs queued for any host, hears the ledger's notifications,
+//! and, while it leads, settles the runs of hosts that went silent.
+//!
+//! On a ledger of one host none of this runs: the one server leads with its own epoch
+//! and starts the runs it admits itself.
+
+use std::sync::Arc;
+
+use jiff::SignedDuration;
+use tracing::{error, info, warn};
+
+use super::runs::{self, blocking};
+use super::shared::Shared;
+use crate::store::{ClaimingHost, Wake};
+
+/// The most runs one claim takes: the rest stay for other hosts, or the next claim.
+const CLAIM_BATCH: u32 = 16;
+
+/// Starts the cluster's tasks, or, on a ledger of one host, makes this server the leader.
+pub fn start(shared: &Arc<Shared>) {
+    if !shared.world.store.is_shared() {
+        shared.leader.send_replace(Some(shared.epoch()));
+        return;
+    }
+    listen(shared);
+    tokio::spawn(campaign(shared.clone()));
+    tokio::spawn(claim(shared.clone()));
+}
+
+/// Hands the ledger's notifications to the server's own wake-ups, from the store's
+/// listener thread, until the server stops.
+fn listen(shared: &Arc<Shared>) {
+    let to = shared.clone();
+    let wake = Box::new(move |event: Wake| {
+        match event {
+            Wake::Queued => to.claim_now.notify_one(),
+            Wake::Run(id) => {
+                let _ = to.run_events.send(id);
+            }
+            Wake::Reconnected => {
+                to.claim_now.notify_one();
+                to.changed();
+            }
+        }
+        !to.stop.is_cancelled()
+    });
+    if let Err(e) = shared.world.store.listen(wake) {
+        error!(cause = %e, "cannot listen to the shared ledger; claims wait for the heartbeat");
+    }
+}
+
+/// The leadership: claimed or renewed every heartbeat; lost when another server's claim
+/// bumped the epoch (a fenced write, or a renewal that finds the row taken).
+async fn campaign(shared: Arc<Shared>) {
+    let timings = shared.world.config.timings;
+    let ttl = SignedDuration::try_from(timings.lease).unwrap_or(SignedDuration::MAX);
+    loop {
+        let lease = shared.lease();
+        let now = shared.world.clock.now();
+        let outcome = blocking(&shared, move |s| s.world.store.lead(&lease, now, ttl)).await;
+        let was = *shared.leader.borrow();
+        match outcome {
+            Ok(Some(epoch)) => {
+                if was != Some(epoch) {
+                    info!(epoch, "leading the scheduler for every host");
+                    shared.leader.send_replace(Some(epoch));
+                }
+                settle_lost_hosts(&shared, epoch).await;
+            }
+            Ok(None) => {
+                if was.is_some() {
+                    warn!("another server leads the scheduler now; this one stops scheduling");
+                    shared.leader.send_replace(None);
+                }
+            }
+            Err(e) => {
+                // Unknown: keep scheduling only while the leadership surely holds; the
+                // fence stops any write a successor made stale.
+                warn!(cause = %e.message, "failed to renew the scheduler's leadership");
+            }
+        }
+        tokio::select! {
+            () = shared.stop.cancelled() => break,
+            () = tokio::time::sleep(timings.heartbeat) => {}
+        }
+    }
+    let led = *shared.leader.borrow();
+    if let Some(epoch) = led {
+        shared.leader.send_replace(None);
+        let lease = shared.lease();
+        // Handed over at once rather than after the lease: the next leader needs no wait.
+        let _ = blocking(&shared, move |s| s.world.store.resign(&lease, epoch)).await;
+    }
+}
+
+/// Ends the runs of hosts silent for a whole lease as interrupted, and wakes the resumer
+/// for the ones that may resume elsewhere.
+async fn settle_lost_hosts(shared: &Arc<Shared>, epoch: i64) {
+    let now = shared.world.clock.now();
+    let lease =
+        SignedDuration::try_from(shared.world.config.timings.lease).unwrap_or(SignedDuration::MAX);
+    let cutoff = now.checked_sub(lease).unwrap_or(now);
+    let settled = blocking(shared, move |s| {
+        s.world.store.settle_lost_hosts(cutoff, now, epoch)
+    })
+    .await;
+    match settled {
+        Ok(ids) if !ids.is_empty() => {
+            warn!(runs = ?ids, "runs of a lost host ended interrupted");
+            for id in ids {
+                let _ = shared.run_events.send(id);
+            }
+            shared.runs_cut.notify_one();
+        }
+        Ok(_) => {}
+        Err(e) => warn!(cause = %e.message, "failed to settle the runs of lost hosts"),
+    }
+}
+
+/// Claims runs queued for any host that this host may run, and starts them, whenever
+/// one is queued (a notification) and at every heartbeat.
+async fn claim(shared: Arc<Shared>) {
+    let heartbeat = shared.world.config.timings.heartbeat;
+    loop {
+        loop {
+            let epoch = shared.epoch();
+            let claimed = blocking(&shared, move |s| {
+                let log_dir = s.world.paths.logs_dir().join("runs");
+                let host = ClaimingHost {
+                    machine_id: &s.world.machine_id,
+                    name: &s.host_name,
+                    boot_id: &s.boot_id,
+                    log_dir: &log_dir,
+                    state_dir: s.world.paths.dir(),
+                };
+                s.world.store.runs_claim(&host, CLAIM_BATCH, epoch)
+            })
+            .await;
+            let plans = match claimed {
+                Ok(plans) => plans,
+                Err(e) => {
+                    warn!(cause = %e.message, "failed to claim queued runs");
+                    break;
+                }
+            };
+            let full = plans.len() == CLAIM_BATCH as usize;
+            for plan in plans {
+                info!(run = plan.run_id, "claimed a queued run");
+                runs::launch(&shared, &plan).await;
+            }
+            if !full {
+                break;
+            }
+        }
+        tokio::select! {
+            () = shared.stop.cancelled() => return,
+            () = shared.claim_now.notified() => {}
+            () = tokio::time::sleep(heartbeat) => {}
+        }
+    }
+}

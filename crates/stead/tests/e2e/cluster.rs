@@ -1,0 +1,333 @@
+//! Several hosts on one PostgreSQL ledger, end to end: three stead servers on this
+//! machine stand in for three hosts (their own state directories, `STEAD_MACHINE_ID`s and
+//! names), sharing a database of the test's own. Killing a server (SIGKILL) stands in for
+//! a host dying, freezing it (SIGSTOP) for a host asleep.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use stead::store::postgres::scratch::ScratchDb;
+
+use crate::harness::*;
+
+struct Cluster {
+    // Servers first, then their database: fields drop in this order.
+    hosts: Vec<StateDir>,
+    _db: ScratchDb,
+}
+
+impl Cluster {
+    /// `names.len()` hosts, each with its server started and serving.
+    fn of(names: &[&str]) -> Self {
+        let db = ScratchDb::create();
+        let hosts: Vec<StateDir> = names
+            .iter()
+            .map(|name| {
+                let mut dir = StateDir::new();
+                dir.set_env("STEAD_STORE_URL", &db.url);
+                dir.set_env("STEAD_MACHINE_ID", &format!("machine-{name}"));
+                dir.set_env("STEAD_HOST_NAME", name);
+                dir.set_env("STEAD_RESUME_DELAY_MS", "200");
+                dir
+            })
+            .collect();
+        for host in &hosts {
+            host.status();
+        }
+        let cluster = Self { hosts, _db: db };
+        cluster.wait_for_a_leader();
+        cluster
+    }
+
+    fn host(&self, name: &str) -> &StateDir {
+        let at = self
+            .hosts
+            .iter()
+            .position(|h| h.env_value("STEAD_HOST_NAME").as_deref() == Some(name))
+            .expect("a host of that name");
+        &self.hosts[at]
+    }
+
+    /// `stead hosts --json`, asked of the first host still serving.
+    fn hosts_view(&self, from: &StateDir) -> Value {
+        json(from, &["hosts"])
+    }
+
+    fn wait_for_a_leader(&self) -> String {
+        let mut leader = String::new();
+        wait_until("a host leads the scheduler", || {
+            match self.hosts_view(&self.hosts[0])["leader"].as_str() {
+                Some(l) => {
+                    leader = l.to_string();
+                    true
+                }
+                None => false,
+            }
+        });
+        leader
+    }
+
+    /// The host whose machine id is `machine`.
+    fn by_machine(&self, machine: &str) -> &StateDir {
+        let name = machine.trim_start_matches("machine-");
+        self.host(name)
+    }
+
+    /// Every run of `job`, oldest first, as one host sees the shared ledger.
+    fn runs(&self, from: &StateDir, job: &str) -> Vec<Value> {
+        let mut runs = json(from, &["runs", "--job", job, "--limit", "1000"])
+            .as_array()
+            .unwrap()
+            .clone();
+        runs.reverse();
+        runs
+    }
+}
+
+/// Fires of an every-second job: one run per scheduled time, none missing in between.
+fn assert_each_fire_once(runs: &[Value]) -> Vec<i64> {
+    let mut by_time: BTreeMap<i64, usize> = BTreeMap::new();
+    for run in runs {
+        if let Some(at) = run["scheduled_at"].as_str() {
+            *by_time.entry(ms_of(at)).or_default() += 1;
+        }
+    }
+    let doubled: Vec<_> = by_time.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(doubled.is_empty(), "fires recorded twice: {doubled:?}");
+    let times: Vec<i64> = by_time.keys().copied().collect();
+    for pair in times.windows(2) {
+        assert_eq!(
+            pair[1] - pair[0],
+            1000,
+            "a fire is missing between {pair:?}"
+        );
+    }
+    times
+}
+
+fn tick_job(host: &StateDir) {
+    add_job(
+        host,
+        "tick",
+        &["--every", "1s", "--catch-up", "all"],
+        "echo $STEAD_SCHEDULED_AT",
+    );
+}
+
+fn wait_for_fires(cluster: &Cluster, from: &StateDir, n: usize) {
+    wait_until(&format!("{n} fires have run"), || {
+        cluster
+            .runs(from, "tick")
+            .iter()
+            .filter(|r| r["status"] == "succeeded")
+            .count()
+            >= n
+    });
+}
+
+#[test]
+fn three_hosts_run_each_fire_once_somewhere() {
+    let cluster = Cluster::of(&["a", "b", "c"]);
+    let a = cluster.host("a");
+    tick_job(a);
+    wait_for_fires(&cluster, a, 8);
+    let runs = cluster.runs(cluster.host("c"), "tick");
+    let times = assert_each_fire_once(&runs);
+    assert!(times.len() >= 8);
+    // Every run was claimed by exactly one host and ran there.
+    for run in runs.iter().filter(|r| r["status"] == "succeeded") {
+        assert!(
+            run["machine_id"].as_str().unwrap().starts_with("machine-"),
+            "{run}"
+        );
+    }
+    let view = cluster.hosts_view(a);
+    assert_eq!(view["shared"], true);
+    let states: Vec<&str> = view["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["serving", "serving", "serving"]);
+    assert_eq!(
+        view["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["leader"] == true)
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn killing_the_leader_hands_the_schedule_over_within_the_lease() {
+    let cluster = Cluster::of(&["a", "b", "c"]);
+    let leader = cluster.wait_for_a_leader();
+    let leader_dir = cluster.by_machine(&leader);
+    tick_job(leader_dir);
+    wait_for_fires(&cluster, leader_dir, 3);
+
+    let pid = leader_dir.status()["pid"].as_u64().unwrap() as u32;
+    signal(pid, libc::SIGKILL);
+    let killed = Instant::now();
+    let witness = cluster
+        .hosts
+        .iter()
+        .find(|h| !std::ptr::eq(*h, leader_dir))
+        .unwrap();
+    let mut next = String::new();
+    wait_until("another host leads", || {
+        match cluster.hosts_view(witness)["leader"].as_str() {
+            Some(l) if l != leader => {
+                next = l.to_string();
+                true
+            }
+            _ => false,
+        }
+    });
+    let took = killed.elapsed();
+    let bound = Duration::from_millis(LEASE_MS + 4 * HEARTBEAT_MS);
+    assert!(
+        took < bound,
+        "failover took {took:?}, the lease is {LEASE_MS} ms"
+    );
+    eprintln!("failover after SIGKILL of the leader: {took:?}");
+
+    let before = cluster.runs(witness, "tick").len();
+    wait_until("fires go on under the new leader", || {
+        cluster.runs(witness, "tick").len() >= before + 3
+    });
+    wait_for_fires(&cluster, witness, before + 2);
+    assert_each_fire_once(&cluster.runs(witness, "tick"));
+}
+
+#[test]
+fn a_frozen_leader_thaws_as_a_follower_and_writes_nothing() {
+    let cluster = Cluster::of(&["a", "b", "c"]);
+    let leader = cluster.wait_for_a_leader();
+    let frozen = cluster.by_machine(&leader);
+    tick_job(frozen);
+    wait_for_fires(&cluster, frozen, 2);
+    let pid = frozen.status()["pid"].as_u64().unwrap() as u32;
+    let witness = cluster
+        .hosts
+        .iter()
+        .find(|h| !std::ptr::eq(*h, frozen))
+        .unwrap();
+
+    signal(pid, libc::SIGSTOP);
+    let thaw = scopeguard(pid);
+    wait_until("another host leads while the leader sleeps", || {
+        cluster.hosts_view(witness)["leader"]
+            .as_str()
+            .is_some_and(|l| l != leader)
+    });
+    drop(thaw);
+    wait_until("the thawed server steps down", || {
+        frozen
+            .log()
+            .contains("another server leads the scheduler now")
+    });
+    let count = cluster.runs(witness, "tick").len();
+    wait_until("fires go on", || {
+        cluster.runs(witness, "tick").len() >= count + 2
+    });
+    assert_each_fire_once(&cluster.runs(witness, "tick"));
+}
+
+/// Sends SIGCONT to `pid` when dropped, so a failing test never leaves it frozen.
+fn scopeguard(pid: u32) -> impl Drop {
+    struct Thaw(u32);
+    impl Drop for Thaw {
+        fn drop(&mut self) {
+            signal(self.0, libc::SIGCONT);
+        }
+    }
+    Thaw(pid)
+}
+
+/// Kills a host's server, the run's monitor and its command, as a dying machine would.
+fn kill_host(host: &StateDir, run: &Value, marker: &str) {
+    let pid = host.status()["pid"].as_u64().unwrap() as u32;
+    signal(pid, libc::SIGKILL);
+    if let Some(monitor) = run["monitor_pid"].as_u64() {
+        signal(monitor as u32, libc::SIGKILL);
+    }
+    let _ = std::process::Command::new("pkill")
+        .args(["-KILL", "-f", &format!("sleep {marker}")])
+        .status();
+}
+
+#[test]
+fn a_lost_hosts_run_resumes_once_elsewhere_only_when_its_job_allows() {
+    let cluster = Cluster::of(&["a", "b", "c"]);
+    let a = cluster.host("a");
+    add_job(
+        a,
+        "anywhere",
+        &["--every", "1h", "--resume-on", "any"],
+        "sleep 299.311",
+    );
+    add_job(a, "mine", &["--every", "1h"], "sleep 299.312");
+
+    for (job, marker, resumes_elsewhere) in
+        [("anywhere", "299.311", true), ("mine", "299.312", false)]
+    {
+        let id = json(a, &["run", job])["id"].as_i64().unwrap();
+        let run = wait_status(a, id, "running");
+        let owner = cluster.by_machine(run["machine_id"].as_str().unwrap());
+        let witness = cluster
+            .hosts
+            .iter()
+            .find(|h| !std::ptr::eq(*h, owner))
+            .unwrap();
+        kill_host(owner, &run, marker);
+        let cut = wait_status(witness, id, "interrupted");
+        assert!(
+            cut["reason"].as_str().unwrap().contains("was lost"),
+            "{cut}"
+        );
+        if resumes_elsewhere {
+            let resumed = wait_until_resumed(&cluster, witness, job, id);
+            assert_ne!(resumed["machine_id"], run["machine_id"]);
+            assert_eq!(resumed["trigger"], "resume");
+            assert_eq!(resumed["parent_id"], id);
+        } else {
+            // Its debt waits for its own host: the lease of the others runs on, and
+            // nothing resumes it meanwhile.
+            let deadline = Instant::now() + Duration::from_millis(3 * LEASE_MS);
+            while Instant::now() < deadline {
+                assert_eq!(cluster.runs(witness, job).len(), 1, "resumed elsewhere");
+                assert!(run_of(witness, id)["resolution"].is_null());
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            // The host comes back: its server resumes its own debt.
+            owner.status();
+            let resumed = wait_until_resumed(&cluster, witness, job, id);
+            assert_eq!(resumed["machine_id"], run["machine_id"]);
+        }
+        let all = cluster.runs(witness, job);
+        assert_eq!(all.len(), 2, "resumed exactly once: {all:?}");
+    }
+}
+
+fn wait_until_resumed(cluster: &Cluster, from: &StateDir, job: &str, parent: i64) -> Value {
+    let mut found = Value::Null;
+    wait_until("the cut run is resumed", || {
+        match cluster
+            .runs(from, job)
+            .into_iter()
+            .find(|r| r["parent_id"] == parent && r["status"] == "running")
+        {
+            Some(r) => {
+                found = r;
+                true
+            }
+            None => false,
+        }
+    });
+    found
+}
