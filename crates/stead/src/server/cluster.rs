@@ -38,6 +38,12 @@ fn listen(shared: &Arc<Shared>) {
             Wake::Run(id) => {
                 let _ = to.run_events.send(id);
             }
+            Wake::Cancel(id) => {
+                // Called on the listener's thread: the signal is sent from the runtime.
+                let shared = to.clone();
+                to.runtime
+                    .spawn(async move { runs::relay_cancel(&shared, id).await });
+            }
             Wake::Reconnected => {
                 to.claim_now.notify_one();
                 to.changed();

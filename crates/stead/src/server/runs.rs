@@ -357,6 +357,28 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
     wait_terminal(shared, id, &mut events, CANCEL_WAIT).await
 }
 
+/// A cancel asked for on another host: if the run is this host's, its monitor is told.
+pub async fn relay_cancel(shared: &Arc<Shared>, id: i64) {
+    let machine = shared.world.machine_id.clone();
+    let found = blocking(shared, move |s| {
+        Ok(s.world
+            .store
+            .runs_active(&machine)?
+            .into_iter()
+            .find(|r| r.id == id))
+    })
+    .await;
+    match found {
+        Ok(Some(run)) => {
+            if signal_cancel(&run) {
+                info!(run = id, "cancelling a run as asked on another host");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => warn!(run = id, cause = %e.message, "failed to look up a run to cancel"),
+    }
+}
+
 /// Cuts every run of this machine that has not ended and whose job `which` selects:
 /// each is settled `interrupted` with `reason` (so it is owed, and resumed), then its
 /// monitor is told to stop, taking the run's process group down with it.

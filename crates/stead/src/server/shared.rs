@@ -86,6 +86,9 @@ pub struct Shared {
     pub claim_now: Notify,
     /// This host's name on a shared ledger (what `--host` names).
     pub host_name: String,
+    /// The server's runtime, for work handed over from threads of its own (the shared
+    /// ledger's listener).
+    pub runtime: tokio::runtime::Handle,
     /// What `/metrics` reports from this process.
     pub metrics: Metrics,
     /// The HTTP API, while it listens.
@@ -118,6 +121,7 @@ impl Shared {
             leader: watch::channel(None).0,
             claim_now: Notify::new(),
             host_name: crate::machine::host_name(),
+            runtime: tokio::runtime::Handle::current(),
             metrics: Metrics::default(),
             http: HttpState::default(),
         }

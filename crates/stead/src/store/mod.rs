@@ -172,6 +172,8 @@ pub enum Wake {
     Queued,
     /// A run's row changed (on any host).
     Run(i64),
+    /// A cancel of run N was asked for (on any host): its own host signals its monitor.
+    Cancel(i64),
     /// The connection was re-established: anything may have been missed.
     Reconnected,
 }

@@ -331,3 +331,30 @@ fn wait_until_resumed(cluster: &Cluster, from: &StateDir, job: &str, parent: i64
     });
     found
 }
+
+#[test]
+fn a_job_runs_only_on_its_hosts_and_is_cancelled_from_any_host() {
+    let cluster = Cluster::of(&["a", "b", "c"]);
+    let a = cluster.host("a");
+    add_job(
+        a,
+        "pinned",
+        &["--every", "1h", "--host", "c", "--concurrency", "allow"],
+        "sleep 299.313",
+    );
+    let ids: Vec<i64> = (0..3)
+        .map(|_| json(a, &["run", "pinned"])["id"].as_i64().unwrap())
+        .collect();
+    for id in &ids {
+        let run = wait_status(a, *id, "running");
+        assert_eq!(run["machine_id"], "machine-c", "{run}");
+    }
+    // Cancelled from a host that does not run it: the host that does signals its monitor.
+    for id in &ids {
+        let cancelled = json(a, &["cancel", &id.to_string()]);
+        assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    }
+    wait_until("the cancelled commands are gone", || {
+        processes_with("299.313") == 0
+    });
+}

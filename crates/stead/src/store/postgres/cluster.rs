@@ -28,6 +28,8 @@ use crate::store::{ClaimingHost, HostRow, LeaderRow, StoreError, Wake};
 pub const QUEUED: &str = "stead_queued";
 /// The channel of "run N changed" (the payload is the id).
 pub const RUN_CHANGED: &str = "stead_run";
+/// The channel of "cancel run N" (the payload is the id), for the host running it.
+pub const CANCEL: &str = "stead_cancel";
 
 /// How long a listener waits before connecting again after losing its connection, at
 /// first and at most.
@@ -37,6 +39,12 @@ const LISTEN_RETRY_MAX: Duration = Duration::from_secs(10);
 /// Announces, with the transaction, that run `id` changed.
 pub fn notify_run(tx: &mut Transaction<'_>, id: i64) -> Result<(), StoreError> {
     tx.execute("SELECT pg_notify($1, $2)", &[&RUN_CHANGED, &id.to_string()])?;
+    Ok(())
+}
+
+/// Asks, with the transaction, the host running run `id` to cancel it.
+pub fn notify_cancel(tx: &mut Transaction<'_>, id: i64) -> Result<(), StoreError> {
+    tx.execute("SELECT pg_notify($1, $2)", &[&CANCEL, &id.to_string()])?;
     Ok(())
 }
 
@@ -298,7 +306,9 @@ pub fn listen(store: &PgStore, wake: Box<dyn Fn(Wake) -> bool + Send>) -> Result
 /// Delivers notifications until the connection is lost (true: connect again) or `wake`
 /// says stop (false).
 fn listen_on(client: &mut Client, wake: &dyn Fn(Wake) -> bool, ledger: &str) -> bool {
-    if let Err(e) = client.batch_execute(&format!("LISTEN {QUEUED}; LISTEN {RUN_CHANGED};")) {
+    if let Err(e) = client.batch_execute(&format!(
+        "LISTEN {QUEUED}; LISTEN {RUN_CHANGED}; LISTEN {CANCEL};"
+    )) {
         tracing::warn!(%ledger, "cannot listen on the ledger: {}", describe(&e));
         return true;
     }
@@ -311,13 +321,12 @@ fn listen_on(client: &mut Client, wake: &dyn Fn(Wake) -> bool, ledger: &str) -> 
     loop {
         match iter.next() {
             Ok(Some(n)) => {
-                let event = if n.channel() == QUEUED {
-                    Wake::Queued
-                } else {
-                    match n.payload().parse() {
-                        Ok(id) => Wake::Run(id),
-                        Err(_) => continue,
-                    }
+                let id = n.payload().parse::<i64>();
+                let event = match (n.channel(), id) {
+                    (QUEUED, _) => Wake::Queued,
+                    (RUN_CHANGED, Ok(id)) => Wake::Run(id),
+                    (CANCEL, Ok(id)) => Wake::Cancel(id),
+                    _ => continue,
                 };
                 if !wake(event) {
                     return false;

@@ -254,7 +254,8 @@ pub fn request_cancel(tx: &mut Transaction<'_>, id: i64, now: Timestamp) -> Resu
         ),
         &[&id, &to_ms(now)],
     )?;
-    Ok(())
+    // The run may be on another host: its server hears this and signals the monitor.
+    super::cluster::notify_cancel(tx, id)
 }
 
 /// Interrupted runs of `machine_id` whose debt is not settled yet, oldest first.
