@@ -99,41 +99,198 @@ fn a_newer_schema_is_refused_and_left_alone() {
 }
 
 #[test]
-fn the_cluster_tables_are_ready_and_unused() {
+fn one_server_leads_at_a_time_and_a_stale_leader_records_no_fire() {
     let db = ScratchDb::create();
-    let store = PgStore::connect(&db.url, "m").unwrap();
-    let lease = claim(&store, "s", t(0));
-    store
-        .job_insert(&spec("a", Concurrency::Forbid), t(0), lease.epoch)
-        .unwrap();
-    let mut c = raw(&db);
-    let leader = c
-        .query_one("SELECT id, epoch, machine_id, server_id FROM leader", &[])
-        .unwrap();
-    assert_eq!(
-        (
-            leader.get::<_, i32>(0),
-            leader.get::<_, i64>(1),
-            leader.get::<_, Option<String>>(2),
-            leader.get::<_, Option<String>>(3)
-        ),
-        (1, 0, None, None)
+    let (one, two) = (
+        PgStore::connect(&db.url, "one").unwrap(),
+        PgStore::connect(&db.url, "two").unwrap(),
     );
-    let row = c
-        .query_one("SELECT hosts, resume_on FROM jobs WHERE name = 'a'", &[])
-        .unwrap();
+    let (l1, l2) = (claim(&one, "s1", t(0)), claim(&two, "s2", t(0)));
+    let first = one
+        .lead(&l1, t(0), TTL)
+        .unwrap()
+        .expect("the first campaigner leads");
     assert_eq!(
-        (row.get::<_, Vec<String>>(0), row.get::<_, String>(1)),
-        (Vec::new(), "origin".to_string())
+        two.lead(&l2, t(1), TTL).unwrap(),
+        None,
+        "a live leadership holds"
     );
-    let claim_token = c
-        .query_one(
-            "SELECT count(*) FROM information_schema.columns
-             WHERE table_name = 'runs' AND column_name = 'claim_token' AND is_nullable = 'YES'",
-            &[],
+    // The holder renews even past its expiry, as a host lease does.
+    assert_eq!(one.lead(&l1, t(40), TTL).unwrap(), Some(first));
+    // Once it lapses, another takes it with a new epoch.
+    let second = two
+        .lead(&l2, t(71), TTL)
+        .unwrap()
+        .expect("a lapsed leadership is taken");
+    assert!(second > first);
+    assert_eq!(
+        one.lead(&l1, t(72), TTL).unwrap(),
+        None,
+        "the old leader finds it taken"
+    );
+
+    // A fire recorded by the old leader, with its old epoch, is refused.
+    let job = one
+        .job_insert(&spec("tick", Concurrency::Allow), t(0), l1.epoch)
+        .unwrap();
+    let fire = crate::store::NewRun {
+        fence: crate::store::Fence::Leader,
+        machine_id: String::new(),
+        ..new_run(&job, Trigger::Scheduled, Some(t(60)))
+    };
+    assert!(matches!(
+        one.run_admit(&fire, logs(), &plan, first),
+        Err(StoreError::Fenced { .. })
+    ));
+    let admitted = two.run_admit(&fire, logs(), &plan, second).unwrap();
+    assert_eq!(admitted.run.status, RunStatus::Queued);
+    assert!(
+        admitted.plan.is_none(),
+        "queued for any host, started by its claimer"
+    );
+    let leader = two.leader().unwrap().unwrap();
+    assert_eq!(
+        (leader.epoch, leader.machine_id.as_deref()),
+        (second, Some("two"))
+    );
+}
+
+#[test]
+fn hosts_claim_disjoint_runs_and_only_runs_they_may_run() {
+    let db = ScratchDb::create();
+    let stores: Vec<PgStore> = ["a", "b"]
+        .iter()
+        .map(|m| PgStore::connect(&db.url, m).unwrap())
+        .collect();
+    let leases: Vec<HeldLease> = stores.iter().map(|s| claim(s, "s", t(0))).collect();
+    let anywhere = stores[0]
+        .job_insert(&spec("anywhere", Concurrency::Allow), t(0), leases[0].epoch)
+        .unwrap();
+    let pinned = stores[0]
+        .job_insert(
+            &JobSpec {
+                hosts: vec!["host-b".into()],
+                ..spec("pinned", Concurrency::Allow)
+            },
+            t(0),
+            leases[0].epoch,
         )
         .unwrap();
-    assert_eq!(claim_token.get::<_, i64>(0), 1);
+    let queue = |job| {
+        let new = crate::store::NewRun {
+            machine_id: String::new(),
+            ..new_run(job, Trigger::OnDemand, None)
+        };
+        stores[0]
+            .run_admit(&new, logs(), &plan, leases[0].epoch)
+            .unwrap()
+            .run
+            .id
+    };
+    let mut queued: Vec<i64> = (0..20).map(|_| queue(&anywhere)).collect();
+    let pinned_id = queue(&pinned);
+    queued.sort_unstable();
+
+    // Both hosts claim at once, again and again, until nothing is left.
+    let barrier = Barrier::new(2);
+    let claimed: Vec<Vec<(i64, String)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = stores
+            .iter()
+            .zip(&leases)
+            .zip(["host-a", "host-b"])
+            .map(|((store, lease), name)| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let dir = std::path::PathBuf::from(format!("/var/lib/{name}"));
+                    let host = crate::store::ClaimingHost {
+                        machine_id: if name == "host-a" { "a" } else { "b" },
+                        name,
+                        boot_id: "boot",
+                        log_dir: &dir.join("logs"),
+                        state_dir: &dir,
+                    };
+                    barrier.wait();
+                    let mut mine = Vec::new();
+                    loop {
+                        let plans = store.runs_claim(&host, 3, lease.epoch).unwrap();
+                        if plans.is_empty() {
+                            return mine;
+                        }
+                        for plan in plans {
+                            assert!(plan.log_path.starts_with(&dir), "{plan:?}");
+                            mine.push((plan.run_id, name.to_string()));
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut all: Vec<i64> = claimed.iter().flatten().map(|(id, _)| *id).collect();
+    all.sort_unstable();
+    let mut expected = queued.clone();
+    expected.push(pinned_id);
+    expected.sort_unstable();
+    assert_eq!(all, expected, "every run claimed exactly once");
+    let by_a: Vec<i64> = claimed[0].iter().map(|(id, _)| *id).collect();
+    assert!(
+        !by_a.contains(&pinned_id),
+        "host-a claimed a run pinned to host-b"
+    );
+    let run = stores[1].run_get(pinned_id).unwrap().unwrap();
+    assert_eq!(run.machine_id, "b");
+}
+
+#[test]
+fn only_the_leader_cuts_the_runs_of_a_silent_host() {
+    let db = ScratchDb::create();
+    let (leader, lost) = (
+        PgStore::connect(&db.url, "leader").unwrap(),
+        PgStore::connect(&db.url, "lost").unwrap(),
+    );
+    let (ll, lost_lease) = (claim(&leader, "s1", t(0)), claim(&lost, "s2", t(0)));
+    let epoch = leader.lead(&ll, t(0), TTL).unwrap().unwrap();
+    let job = lost
+        .job_insert(&spec("work", Concurrency::Allow), t(0), lost_lease.epoch)
+        .unwrap();
+    let id = lost
+        .run_admit(
+            &crate::store::NewRun {
+                machine_id: "lost".into(),
+                ..new_run(&job, Trigger::OnDemand, None)
+            },
+            logs(),
+            &plan,
+            lost_lease.epoch,
+        )
+        .unwrap()
+        .run
+        .id;
+    assert!(
+        lost.mark_running(id, std::process::id(), &identity::current().unwrap(), t(1))
+            .unwrap()
+    );
+    // Renewed at t(0): silent since, so lost once the cutoff passes it.
+    assert!(
+        leader
+            .settle_lost_hosts(t(0), t(5), epoch)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(matches!(
+        leader.settle_lost_hosts(t(10), t(40), epoch + 1),
+        Err(StoreError::Fenced { .. })
+    ));
+    assert_eq!(
+        leader.settle_lost_hosts(t(10), t(40), epoch).unwrap(),
+        vec![id]
+    );
+    let run = leader.run_get(id).unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted);
+    assert!(run.reason.unwrap().contains("its host"), "names the host");
+    // The lost host's monitor, still running, cannot record a second outcome.
+    let end = RunEnd::with_reason(RunStatus::Succeeded, "done", t(41));
+    assert!(!lost.finish(id, &end).unwrap());
 }
 
 #[test]
