@@ -10,22 +10,29 @@ use serde_json::Value;
 use stead::store::postgres::scratch::ScratchDb;
 
 use crate::harness::*;
+use crate::private_pg::PrivatePostgres;
 
 struct Cluster {
     // Servers first, then their database: fields drop in this order.
     hosts: Vec<StateDir>,
-    _db: ScratchDb,
+    _db: Option<ScratchDb>,
 }
 
 impl Cluster {
-    /// `names.len()` hosts, each with its server started and serving.
+    /// `names.len()` hosts on a database of the test's own, each serving.
     fn of(names: &[&str]) -> Self {
         let db = ScratchDb::create();
+        let url = db.url.clone();
+        Self::on(&url, names, Some(db))
+    }
+
+    /// `names.len()` hosts on the database at `url`, each serving.
+    fn on(url: &str, names: &[&str], db: Option<ScratchDb>) -> Self {
         let hosts: Vec<StateDir> = names
             .iter()
             .map(|name| {
                 let mut dir = StateDir::new();
-                dir.set_env("STEAD_STORE_URL", &db.url);
+                dir.set_env("STEAD_STORE_URL", url);
                 dir.set_env("STEAD_MACHINE_ID", &format!("machine-{name}"));
                 dir.set_env("STEAD_HOST_NAME", name);
                 dir.set_env("STEAD_RESUME_DELAY_MS", "200");
@@ -357,4 +364,44 @@ fn a_job_runs_only_on_its_hosts_and_is_cancelled_from_any_host() {
     wait_until("the cancelled commands are gone", || {
         processes_with("299.313") == 0
     });
+}
+
+#[test]
+fn restarting_postgresql_under_load_loses_and_doubles_nothing() {
+    let pg = PrivatePostgres::start();
+    let cluster = Cluster::on(&pg.url(), &["a", "b"], None);
+    let a = cluster.host("a");
+    tick_job(a);
+    add_job(
+        a,
+        "work",
+        &["--every", "1h", "--concurrency", "allow"],
+        "sleep 1.5; echo worked",
+    );
+    wait_for_fires(&cluster, a, 2);
+    let before: Vec<i64> = (0..3)
+        .map(|_| json(a, &["run", "work"])["id"].as_i64().unwrap())
+        .collect();
+
+    pg.restart();
+
+    // Runs in flight end as they would have: their monitors retried the final write.
+    for id in &before {
+        let run = wait_status(a, *id, "succeeded");
+        assert_eq!(run["exit_code"], 0, "{run}");
+    }
+    // New work is taken again, and the schedule goes on with every fire once.
+    let after = json(a, &["run", "work", "--wait"]);
+    assert_eq!(after["status"], "succeeded", "{after}");
+    let count = cluster.runs(a, "tick").len();
+    wait_until("fires go on after the restart", || {
+        cluster.runs(a, "tick").len() >= count + 3
+    });
+    wait_for_fires(&cluster, a, count + 2);
+    assert_each_fire_once(&cluster.runs(a, "tick"));
+    assert_eq!(
+        cluster.runs(a, "work").len(),
+        4,
+        "no work run doubled or lost"
+    );
 }

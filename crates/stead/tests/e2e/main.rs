@@ -13,6 +13,7 @@ mod http;
 mod lifecycle;
 mod openapi;
 mod postgres;
+mod private_pg;
 mod recovery;
 mod runs;
 mod scheduler;

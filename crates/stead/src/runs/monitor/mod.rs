@@ -101,7 +101,8 @@ pub fn main() -> i32 {
         }
     };
     let machine = crate::machine::machine_id().unwrap_or_default();
-    let store = match plan.ledger.open_recorder(&machine) {
+    // A shared ledger may be restarting: the connection is retried as every write is.
+    let store = match with_retry(|| plan.ledger.open_recorder(&machine)) {
         Ok(store) => store,
         Err(e) => {
             log::note_at(&plan.log_path, &format!("failed to start: {e}"));
