@@ -61,6 +61,9 @@ fn listen(shared: &Arc<Shared>) {
 async fn campaign(shared: Arc<Shared>) {
     let timings = shared.world.config.timings;
     let ttl = SignedDuration::try_from(timings.lease).unwrap_or(SignedDuration::MAX);
+    // Another host's silence counts only if this server heard the ledger all along: after
+    // an outage of the ledger itself every host looks silent until it renews again.
+    let mut heard_since: Option<std::time::Instant> = None;
     loop {
         let lease = shared.lease();
         let now = shared.world.clock.now();
@@ -72,17 +75,21 @@ async fn campaign(shared: Arc<Shared>) {
                     info!(epoch, "leading the scheduler for every host");
                     shared.leader.send_replace(Some(epoch));
                 }
-                settle_lost_hosts(&shared, epoch).await;
+                let heard = *heard_since.get_or_insert_with(std::time::Instant::now);
+                if heard.elapsed() >= timings.lease {
+                    settle_lost_hosts(&shared, epoch).await;
+                }
             }
             Ok(None) => {
+                heard_since.get_or_insert_with(std::time::Instant::now);
                 if was.is_some() {
                     warn!("another server leads the scheduler now; this one stops scheduling");
                     shared.leader.send_replace(None);
                 }
             }
             Err(e) => {
-                // Unknown: keep scheduling only while the leadership surely holds; the
-                // fence stops any write a successor made stale.
+                heard_since = None;
+                // Unknown: the fence stops any write a successor made stale.
                 warn!(cause = %e.message, "failed to renew the scheduler's leadership");
             }
         }

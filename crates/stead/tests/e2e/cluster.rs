@@ -405,3 +405,40 @@ fn restarting_postgresql_under_load_loses_and_doubles_nothing() {
         "no work run doubled or lost"
     );
 }
+
+#[test]
+fn an_outage_of_postgresql_longer_than_a_lease_cuts_nothing() {
+    let pg = PrivatePostgres::start();
+    let cluster = Cluster::on(&pg.url(), &["a", "b"], None);
+    let a = cluster.host("a");
+    add_job(
+        a,
+        "work",
+        &["--every", "1h", "--concurrency", "allow"],
+        "sleep 2; echo worked",
+    );
+    let ids: Vec<i64> = (0..4)
+        .map(|_| json(a, &["run", "work"])["id"].as_i64().unwrap())
+        .collect();
+    for id in &ids {
+        wait_status(a, *id, "running");
+    }
+
+    pg.stop();
+    // The CLI says what is wrong, and nothing is started or lost meanwhile.
+    let out = a.run(&["runs"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(69), "{stderr}");
+    assert!(stderr.contains("unreachable"), "{stderr}");
+    // The outage itself: longer than a lease, so every host looks silent when it ends.
+    std::thread::sleep(Duration::from_millis(LEASE_MS + 1_000));
+    pg.start_again();
+
+    // Every host looked silent for longer than a lease, yet none was taken for lost:
+    // the runs on both hosts end as their commands did.
+    for id in &ids {
+        let run = wait_status(a, *id, "succeeded");
+        assert_eq!(run["exit_code"], 0, "{run}");
+    }
+    assert_eq!(cluster.runs(a, "work").len(), 4);
+}
