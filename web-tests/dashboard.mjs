@@ -19,38 +19,19 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { chromium } from 'playwright-core';
+import { TERMINAL, WAIT_MS, env, launch } from './browser.mjs';
 
-const WAIT_MS = 20_000;
+const SCRIPT = 'dashboard.mjs';
+
+
 const WATCHDOG_MS = 120_000;
 const POLL_MS = 20;
-const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted', 'skipped'];
-const BROWSER_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
-function env(name) {
-  const value = process.env[name];
-  if (!value) {
-    console.error(`dashboard.mjs: environment variable ${name} is not set`);
-    process.exit(1);
-  }
-  return value;
-}
-
-const BASE = env('STEAD_URL').replace(/\/+$/, '');
-const TOKEN = env('STEAD_TOKEN');
-const SHOT = path.resolve(env('STEAD_SCREENSHOT'));
-const FAST = env('STEAD_JOB_FAST');
-const SLOW = env('STEAD_JOB_SLOW');
-const CHROMIUM = process.env.STEAD_CHROMIUM || '/usr/bin/chromium';
+const BASE = env(SCRIPT, 'STEAD_URL').replace(/\/+$/, '');
+const TOKEN = env(SCRIPT, 'STEAD_TOKEN');
+const SHOT = path.resolve(env(SCRIPT, 'STEAD_SCREENSHOT'));
+const FAST = env(SCRIPT, 'STEAD_JOB_FAST');
+const SLOW = env(SCRIPT, 'STEAD_JOB_SLOW');
 const SHOT_FAILURE = SHOT.endsWith('.png') ? `${SHOT.slice(0, -4)}-failure.png` : `${SHOT}-failure.png`;
 const base = new URL(BASE);
 
@@ -255,12 +236,7 @@ async function clickRunElement(sel) {
 
 async function run() {
   current = 'launch chromium';
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: BROWSER_ARGS,
-    timeout: WAIT_MS,
-  });
+  browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.on('console', (m) => {

@@ -16,40 +16,20 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { WAIT_MS, env, launch } from './browser.mjs';
 
-const WAIT_MS = 20_000;
-// As dashboard.mjs.
-const BROWSER_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const SCRIPT = 'hold-open.mjs';
 
-function env(name) {
-  const value = process.env[name];
-  if (!value) {
-    console.error(`hold-open.mjs: environment variable ${name} is not set`);
-    process.exit(1);
-  }
-  return value;
-}
 
-const BASE = env('STEAD_URL').replace(/\/+$/, '');
-const TOKEN = env('STEAD_TOKEN');
-const CHROMIUM = process.env.STEAD_CHROMIUM || '/usr/bin/chromium';
+
+const BASE = env(SCRIPT, 'STEAD_URL').replace(/\/+$/, '');
+const TOKEN = env(SCRIPT, 'STEAD_TOKEN');
 
 if (process.argv[2]) {
   const dir = path.resolve(process.argv[2]);
   fs.mkdirSync(dir, { recursive: true });
   for (const name of ['TMPDIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME']) process.env[name] = dir;
 }
-// Imported after TMPDIR is set: playwright-core makes the browser's profile there.
-const { chromium } = await import('playwright-core');
 
 const redact = (s) => String(s).split(TOKEN).join('<token>');
 
@@ -66,7 +46,7 @@ function stdinClosed() {
 let browser;
 let exitCode = 0;
 try {
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: BROWSER_ARGS, timeout: WAIT_MS });
+  browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error(`hold-open.mjs: pageerror: ${redact(e.message)}`));

@@ -25,35 +25,16 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { TERMINAL, WAIT_MS, env, launch } from './browser.mjs';
 
-const WAIT_MS = 20_000;
-const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted', 'skipped'];
-// As dashboard.mjs.
-const BROWSER_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const SCRIPT = 'latency.mjs';
 
-function env(name) {
-  const value = process.env[name];
-  if (!value) {
-    console.error(`latency.mjs: environment variable ${name} is not set`);
-    process.exit(1);
-  }
-  return value;
-}
 
-const BASE = env('STEAD_URL').replace(/\/+$/, '');
-const TOKEN = env('STEAD_TOKEN');
-const JOB = env('STEAD_JOB');
+
+const BASE = env(SCRIPT, 'STEAD_URL').replace(/\/+$/, '');
+const TOKEN = env(SCRIPT, 'STEAD_TOKEN');
+const JOB = env(SCRIPT, 'STEAD_JOB');
 const RUNS = Number(process.env.STEAD_RUNS || 30);
-const CHROMIUM = process.env.STEAD_CHROMIUM || '/usr/bin/chromium';
 if (!Number.isInteger(RUNS) || RUNS < 1) {
   console.error(`latency.mjs: STEAD_RUNS=${process.env.STEAD_RUNS} is not a positive integer`);
   process.exit(1);
@@ -65,8 +46,6 @@ if (process.argv[2]) {
   fs.mkdirSync(dir, { recursive: true });
   for (const name of ['TMPDIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME']) process.env[name] = dir;
 }
-// Imported after TMPDIR is set: playwright-core makes the browser's profile there.
-const { chromium } = await import('playwright-core');
 
 // process.exit runs playwright-core's exit hook, which kills the browser's process group.
 const watchdog = setTimeout(() => {
@@ -142,7 +121,7 @@ async function timeOne(page) {
 let browser;
 let exitCode = 0;
 try {
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: BROWSER_ARGS, timeout: WAIT_MS });
+  browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error(`latency.mjs: pageerror: ${redact(e.message)}`));
