@@ -35,6 +35,15 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let mut run = conn.run_get(args.id)?;
     let path = PathBuf::from(&run.log_path);
     let mut log = open(&path)?;
+    if log.is_none() && elsewhere(&run.machine_id) {
+        anyhow::bail!(
+            "run {} ran on another host (machine {}): its log is there, in {}; read it with `stead logs {}` on that host",
+            run.id,
+            run.machine_id,
+            path.display(),
+            run.id
+        );
+    }
     loop {
         // Read after learning the run had ended, never before: the monitor records the
         // end only once the output is all in the file, so this read gets the rest.
@@ -58,6 +67,12 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
             }
         }
     }
+}
+
+/// Whether a run was claimed by another host of a shared ledger (logs stay where a run
+/// ran).
+fn elsewhere(machine_id: &str) -> bool {
+    !machine_id.is_empty() && stead::machine::machine_id().is_ok_and(|mine| mine != machine_id)
 }
 
 /// The log, or `None` while it does not exist yet.

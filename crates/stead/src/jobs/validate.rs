@@ -37,6 +37,10 @@ pub enum JobError {
     EnvName { job: String, name: String },
     #[error("job {job}: env {name} contains a NUL byte")]
     EnvValue { job: String, name: String },
+    #[error(
+        "job {job}: host {host:?} is not a host name (letters, digits, '-', '_' and '.', as `stead hosts` lists them)"
+    )]
+    Host { job: String, host: String },
     #[error("job {job}: the command contains a NUL byte")]
     NulInCommand { job: String },
     #[error("job {job}: alternative {index} is empty")]
@@ -140,6 +144,16 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
             cwd: cwd.clone(),
         });
     }
+    if let Some(host) = spec
+        .hosts
+        .iter()
+        .find(|h| h.is_empty() || h.len() > 255 || !h.chars().all(valid_host_char))
+    {
+        return Err(JobError::Host {
+            job,
+            host: host.clone(),
+        });
+    }
     for (name, value) in &spec.env {
         if !valid_env_name(name) {
             return Err(JobError::EnvName {
@@ -163,6 +177,11 @@ pub fn valid_name(name: &str) -> bool {
     chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
         && name.len() <= 64
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// What a host name (`STEAD_HOST_NAME`, a system host name) is made of.
+fn valid_host_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
 }
 
 fn valid_env_name(name: &str) -> bool {
@@ -234,6 +253,11 @@ mod tests {
                 "invalid job name \"a b\"",
             ),
             (Box::new(|s| s.name = "x".repeat(65)), "invalid job name"),
+            (
+                Box::new(|s| s.hosts = vec!["laptop".into(), "a b".into()]),
+                "host \"a b\" is not a host name",
+            ),
+            (Box::new(|s| s.hosts = vec![String::new()]), "host \"\""),
             (
                 Box::new(|s| s.cron = Some("61 * * * *".into())),
                 "minute field \"61\"",

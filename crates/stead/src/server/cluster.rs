@@ -44,8 +44,15 @@ fn listen(shared: &Arc<Shared>) {
                 to.runtime
                     .spawn(async move { runs::relay_cancel(&shared, id).await });
             }
+            Wake::Changed => {
+                // A job changed through another host's server: the leader's scheduler
+                // reads the jobs again, readiness waiters look again.
+                to.jobs_changed.notify_one();
+                to.changed();
+            }
             Wake::Reconnected => {
                 to.claim_now.notify_one();
+                to.jobs_changed.notify_one();
                 to.changed();
             }
         }

@@ -174,6 +174,8 @@ pub enum Wake {
     Run(i64),
     /// A cancel of run N was asked for (on any host): its own host signals its monitor.
     Cancel(i64),
+    /// Jobs, services or holds changed (on any host).
+    Changed,
     /// The connection was re-established: anything may have been missed.
     Reconnected,
 }

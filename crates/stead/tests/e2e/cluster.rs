@@ -442,3 +442,18 @@ fn an_outage_of_postgresql_longer_than_a_lease_cuts_nothing() {
     }
     assert_eq!(cluster.runs(a, "work").len(), 4);
 }
+
+#[test]
+fn a_job_added_through_any_host_is_scheduled_by_the_leader() {
+    let cluster = Cluster::of(&["a", "b"]);
+    let leader = cluster.wait_for_a_leader();
+    let follower = cluster
+        .hosts
+        .iter()
+        .find(|h| h.env_value("STEAD_MACHINE_ID").as_deref() != Some(leader.as_str()))
+        .unwrap();
+    // Added through the server that does not schedule: the leader hears of it.
+    tick_job(follower);
+    wait_for_fires(&cluster, follower, 2);
+    assert_each_fire_once(&cluster.runs(follower, "tick"));
+}

@@ -63,6 +63,18 @@ async fn log(
         Err(body) => return error(status_of(body.code), body),
     };
     let path = PathBuf::from(&run.log_path);
+    if !run.machine_id.is_empty() && run.machine_id != app.shared.world.machine_id && !path.exists()
+    {
+        // Logs stay on the host that ran the run.
+        let body = ErrorBody::new(
+            ErrorCode::NotFound,
+            format!(
+                "run {id} ran on another host (machine {}): its log is on that host; open its dashboard there",
+                run.machine_id
+            ),
+        );
+        return error(status_of(body.code), body);
+    }
     if query.follow {
         // A follower starts inside what exists, like a whole read: a log only grows.
         match size(&path).await {

@@ -30,6 +30,8 @@ pub const QUEUED: &str = "stead_queued";
 pub const RUN_CHANGED: &str = "stead_run";
 /// The channel of "cancel run N" (the payload is the id), for the host running it.
 pub const CANCEL: &str = "stead_cancel";
+/// The channel of "jobs, services or holds changed".
+pub const CHANGED: &str = "stead_changed";
 
 /// How long a listener waits before connecting again after losing its connection, at
 /// first and at most.
@@ -45,6 +47,12 @@ pub fn notify_run(tx: &mut Transaction<'_>, id: i64) -> Result<(), StoreError> {
 /// Asks, with the transaction, the host running run `id` to cancel it.
 pub fn notify_cancel(tx: &mut Transaction<'_>, id: i64) -> Result<(), StoreError> {
     tx.execute("SELECT pg_notify($1, $2)", &[&CANCEL, &id.to_string()])?;
+    Ok(())
+}
+
+/// Announces, with the transaction, that jobs, services or holds changed.
+pub fn notify_changed(tx: &mut Transaction<'_>) -> Result<(), StoreError> {
+    tx.execute("SELECT pg_notify($1, '')", &[&CHANGED])?;
     Ok(())
 }
 
@@ -307,7 +315,7 @@ pub fn listen(store: &PgStore, wake: Box<dyn Fn(Wake) -> bool + Send>) -> Result
 /// says stop (false).
 fn listen_on(client: &mut Client, wake: &dyn Fn(Wake) -> bool, ledger: &str) -> bool {
     if let Err(e) = client.batch_execute(&format!(
-        "LISTEN {QUEUED}; LISTEN {RUN_CHANGED}; LISTEN {CANCEL};"
+        "LISTEN {QUEUED}; LISTEN {RUN_CHANGED}; LISTEN {CANCEL}; LISTEN {CHANGED};"
     )) {
         tracing::warn!(%ledger, "cannot listen on the ledger: {}", describe(&e));
         return true;
@@ -324,6 +332,7 @@ fn listen_on(client: &mut Client, wake: &dyn Fn(Wake) -> bool, ledger: &str) -> 
                 let id = n.payload().parse::<i64>();
                 let event = match (n.channel(), id) {
                     (QUEUED, _) => Wake::Queued,
+                    (CHANGED, _) => Wake::Changed,
                     (RUN_CHANGED, Ok(id)) => Wake::Run(id),
                     (CANCEL, Ok(id)) => Wake::Cancel(id),
                     _ => continue,

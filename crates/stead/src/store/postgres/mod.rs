@@ -278,7 +278,10 @@ impl PgStore {
     ) -> Result<T, StoreError> {
         self.write(Some(epoch), |tx| {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CATALOG_LOCK])?;
-            f(tx)
+            let value = f(tx)?;
+            // Every server's scheduler and readiness waiters look again.
+            cluster::notify_changed(tx)?;
+            Ok(value)
         })
     }
 }
@@ -880,7 +883,10 @@ impl Store for PgStore {
         since: Option<Timestamp>,
         epoch: i64,
     ) -> Result<(), StoreError> {
-        self.write(Some(epoch), |tx| services::set_restarting(tx, name, since))
+        self.write(Some(epoch), |tx| {
+            services::set_restarting(tx, name, since)?;
+            cluster::notify_changed(tx)
+        })
     }
 
     fn hold_list(&self) -> Result<Vec<StoredHold>, StoreError> {
@@ -888,11 +894,19 @@ impl Store for PgStore {
     }
 
     fn hold_upsert(&self, hold: &StoredHold, epoch: i64) -> Result<StoredHold, StoreError> {
-        self.write(Some(epoch), |tx| services::hold_upsert(tx, hold))
+        self.write(Some(epoch), |tx| {
+            let hold = services::hold_upsert(tx, hold)?;
+            cluster::notify_changed(tx)?;
+            Ok(hold)
+        })
     }
 
     fn hold_remove(&self, name: &str, epoch: i64) -> Result<StoredHold, StoreError> {
-        self.write(Some(epoch), |tx| services::hold_remove(tx, name))
+        self.write(Some(epoch), |tx| {
+            let hold = services::hold_remove(tx, name)?;
+            cluster::notify_changed(tx)?;
+            Ok(hold)
+        })
     }
 }
 
