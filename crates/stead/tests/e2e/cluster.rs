@@ -457,3 +457,33 @@ fn a_job_added_through_any_host_is_scheduled_by_the_leader() {
     wait_for_fires(&cluster, follower, 2);
     assert_each_fire_once(&cluster.runs(follower, "tick"));
 }
+
+#[test]
+fn a_host_judged_lost_stops_its_command_so_the_work_runs_once() {
+    let cluster = Cluster::of(&["a", "b", "c"]);
+    let a = cluster.host("a");
+    add_job(
+        a,
+        "moved",
+        &["--every", "1h", "--resume-on", "any"],
+        "sleep 299.414",
+    );
+    let id = json(a, &["run", "moved"])["id"].as_i64().unwrap();
+    let run = wait_status(a, id, "running");
+    let owner = cluster.by_machine(run["machine_id"].as_str().unwrap());
+    let witness = cluster
+        .hosts
+        .iter()
+        .find(|h| !std::ptr::eq(*h, owner))
+        .unwrap();
+    // The owner's server sleeps (its monitor and command go on): past a lease it is lost.
+    let pid = owner.status()["pid"].as_u64().unwrap() as u32;
+    signal(pid, libc::SIGSTOP);
+    let _thaw = scopeguard(pid);
+    let resumed = wait_until_resumed(&cluster, witness, "moved", id);
+    assert_ne!(resumed["machine_id"], run["machine_id"]);
+    // The first command learns its run ended elsewhere and stops: one copy runs.
+    wait_until("only the resumed command runs", || {
+        processes_with("299.414") == 1
+    });
+}

@@ -13,7 +13,7 @@ use stead_protocol::RunStatus;
 use super::group;
 use super::log::Log;
 use super::signals::SignalPipe;
-use super::watch::{self, Limits, Stop, Watched};
+use super::watch::{self, Limits, Ownership, Stop, Watched};
 use crate::runs::{MonitorPlan, RunEnd};
 
 /// Which of the commands is running: 0 for the command, N for alternative N.
@@ -36,13 +36,14 @@ pub fn run(
     signals: &mut SignalPipe,
     log: &mut Log,
     restarting: &dyn Fn() -> Option<String>,
+    ownership: Option<Ownership<'_>>,
 ) -> Chained {
     let limits = Limits::from_now(plan.timeout_ms, plan.kill_grace_ms);
     let total = plan.alternatives.len();
     let mut argv = &plan.argv;
     let mut k = 0;
     loop {
-        let ran = attempt(plan, k, argv, &limits, signals, log);
+        let ran = attempt(plan, k, argv, &limits, signals, log, ownership);
         let halted = ran.stop.or(ran.late).filter(|stop| stop.is_cut());
         if ran.stop.is_some() || ran.end.status != RunStatus::Failed || k == total {
             let end = told(ran, k, total);
@@ -89,13 +90,14 @@ fn attempt(
     limits: &Limits,
     signals: &mut SignalPipe,
     log: &mut Log,
+    ownership: Option<Ownership<'_>>,
 ) -> Watched {
     let started = group::command(plan, argv).and_then(|mut cmd| {
         cmd.env(ALTERNATIVE_VAR, k.to_string());
         group::spawn(&mut cmd)
     });
     match started {
-        Ok(started) => watch::watch(limits, started, signals, log),
+        Ok(started) => watch::watch(limits, started, signals, log, ownership),
         Err(detail) => Watched {
             end: super::failed_to_start(Some(log), &detail),
             stop: None,

@@ -107,7 +107,8 @@ fn run(
     }
     let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
     let limits = Limits::from_now(Some(timeout_ms), plan.kill_grace_ms);
-    let ran = watch::watch(&limits, started, signals, log);
+    // The run is recorded already: its hook answers to nobody but its own limits.
+    let ran = watch::watch(&limits, started, signals, log, None);
     log.note(&format!("failure hook {}", outcome(&ran)));
 }
 

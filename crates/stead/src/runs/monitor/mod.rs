@@ -35,7 +35,7 @@ use stead_protocol::RunStatus;
 use self::chain::Chained;
 use self::log::Log;
 use self::signals::SignalPipe;
-use self::watch::Stop;
+use self::watch::{Ownership, Stop};
 use super::{MonitorPlan, RunEnd, RunRecorder};
 use crate::lifecycle::identity;
 use crate::store::StoreError;
@@ -43,6 +43,10 @@ use crate::store::StoreError;
 /// How long to keep retrying a ledger write that fails (the ledger may be busy, or its
 /// disk briefly unavailable) before giving up on it.
 const LEDGER_RETRY_FOR: Duration = Duration::from_secs(60);
+/// How often a monitor on a shared ledger asks whether its run is still its own: well
+/// within the time a lost host's debt takes to be resumed elsewhere (a lease, then the
+/// resume delay).
+const OWNERSHIP_CHECK: Duration = Duration::from_secs(2);
 const LEDGER_FIRST_PAUSE: Duration = Duration::from_millis(50);
 const LEDGER_LAST_PAUSE: Duration = Duration::from_secs(5);
 
@@ -221,7 +225,22 @@ impl Session {
             };
         }
         let restarting = || recorder.restarting_service(plan.run_id).ok().flatten();
-        chain::run(plan, &mut self.signals, &mut self.log, &restarting)
+        // On a shared ledger a server that judged this host lost may end the run while
+        // its command runs: asked now and then, so the work is not done twice. An
+        // unreadable ledger leaves the run going.
+        let still_ours =
+            || !matches!(recorder.run(plan.run_id), Ok(Some(run)) if run.status.is_terminal());
+        let ownership = plan.ledger.is_shared().then_some(Ownership {
+            every: OWNERSHIP_CHECK,
+            still_ours: &still_ours,
+        });
+        chain::run(
+            plan,
+            &mut self.signals,
+            &mut self.log,
+            &restarting,
+            ownership,
+        )
     }
 }
 

@@ -45,6 +45,9 @@ pub enum Stop {
     Interrupted(i32),
     /// The timeout, in milliseconds, ran out.
     TimedOut(u64),
+    /// The run was ended on the ledger by a server while its command still ran: its host
+    /// was judged lost. The work is someone else's debt now, so the command stops.
+    Settled,
 }
 
 impl Stop {
@@ -60,7 +63,7 @@ impl Stop {
     pub fn status(self) -> RunStatus {
         match self {
             Stop::Cancelled => RunStatus::Cancelled,
-            Stop::Interrupted(_) => RunStatus::Interrupted,
+            Stop::Interrupted(_) | Stop::Settled => RunStatus::Interrupted,
             Stop::TimedOut(_) => RunStatus::Failed,
         }
     }
@@ -79,6 +82,10 @@ impl Stop {
                 reap::signal_name(sig)
             ),
             Stop::TimedOut(ms) => format!("timed out after {}", readable(ms)),
+            Stop::Settled => {
+                "interrupted: the ledger says its run already ended (its host was judged lost)"
+                    .into()
+            }
         }
     }
 }
@@ -133,13 +140,23 @@ pub struct Watched {
     pub late: Option<Stop>,
 }
 
+/// How often, and how, a monitor on a shared ledger asks whether its run is still its
+/// own (not ended by a server that judged its host lost).
+#[derive(Clone, Copy)]
+pub struct Ownership<'a> {
+    pub every: Duration,
+    pub still_ours: &'a dyn Fn() -> bool,
+}
+
 /// Watches `started` to the end: copies its output to `log`, enforces the timeout of
-/// `limits`, obeys the signals, kills what is left of its group, and reaps.
+/// `limits`, obeys the signals, stops when `ownership` says the run is no longer its
+/// own, kills what is left of its group, and reaps.
 pub fn watch(
     limits: &Limits,
     started: Started,
     signals: &mut SignalPipe,
     log: &mut Log,
+    ownership: Option<Ownership<'_>>,
 ) -> Watched {
     let mut watch = Watch {
         limits: *limits,
@@ -153,6 +170,7 @@ pub fn watch(
         recheck_at: None,
         recheck: FIRST_RECHECK,
         drain_until: None,
+        own_check_at: ownership.map(|o| Instant::now() + o.every),
     };
     let exit = loop {
         if let Some(exit) = watch.finished() {
@@ -164,6 +182,15 @@ pub fn watch(
             watch.on_signal(sig);
         }
         watch.on_time();
+        if let Some(own) = ownership
+            && watch.own_check_at.is_some_and(|at| Instant::now() >= at)
+        {
+            watch.own_check_at = Some(Instant::now() + own.every);
+            if watch.exit.is_none() && watch.stop.is_none() && !(own.still_ours)() {
+                log.note(&Stop::Settled.reason());
+                watch.request_stop(Stop::Settled);
+            }
+        }
     };
     reap::reap_all();
     Watched {
@@ -193,6 +220,8 @@ struct Watch {
     recheck: Duration,
     /// When to stop waiting for the pipes, once the group is empty.
     drain_until: Option<Instant>,
+    /// When to next ask the ledger whether the run is still this monitor's.
+    own_check_at: Option<Instant>,
 }
 
 impl Watch {
@@ -229,7 +258,10 @@ impl Watch {
                 .unwrap_or(Duration::ZERO)
                 .min(WALL_CLOCK_RECHECK)
         });
-        [self.kill_at, self.recheck_at, self.drain_until]
+        let own_check = self
+            .own_check_at
+            .filter(|_| self.exit.is_none() && self.stop.is_none());
+        [self.kill_at, self.recheck_at, self.drain_until, own_check]
             .into_iter()
             .flatten()
             .map(|at| at.saturating_duration_since(now))
