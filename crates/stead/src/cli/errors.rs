@@ -90,8 +90,12 @@ fn exit_code(err: &anyhow::Error) -> i32 {
                 StartError::HttpToken { .. } => exit::IO_ERROR,
             };
         }
-        if cause.is::<StoreError>() {
-            return exit::IO_ERROR;
+        if let Some(e) = cause.downcast_ref::<StoreError>() {
+            return match e {
+                // A store URL that cannot be used as written is a setting to change.
+                StoreError::LedgerUrl { .. } => exit::CONFIG,
+                _ => exit::IO_ERROR,
+            };
         }
     }
     exit::FAILURE

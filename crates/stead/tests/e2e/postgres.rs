@@ -78,6 +78,14 @@ fn an_unreachable_postgres_is_named_and_nothing_starts() {
     assert!(!stderr.contains("secret"), "the password leaked: {stderr}");
     assert!(dir.server_pids().is_empty());
 
+    dir.set_env(
+        "STEAD_STORE_URL",
+        &format!("postgres://127.0.0.1:{port}/ledger?sslmode=require"),
+    );
+    let out = dir.run(&["status"]);
+    assert_eq!(out.status.code(), Some(78), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("TLS is not supported yet"));
+
     dir.set_env("STEAD_STORE_URL", "mysql://127.0.0.1/ledger");
     let out = dir.run(&["status"]);
     assert_eq!(out.status.code(), Some(78), "{}", text(&out.stderr));
