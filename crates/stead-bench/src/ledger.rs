@@ -1,6 +1,8 @@
 //! Reading and filling a stopped or running server's ledger (`DIR/stead.db`) directly,
 //! with SQLite, as no stead command does: counting ended runs while a server works
 //! (read-only), and bulk-inserting finished runs into the ledger of a stopped server.
+//! [`Backend`] and [`Reader`] let a figure run on either ledger: this SQLite file or a
+//! PostgreSQL database (read through [`crate::pg`]).
 
 use std::path::Path;
 use std::time::Duration;
@@ -28,6 +30,66 @@ pub fn read_only(dir: &Path) -> anyhow::Result<Connection> {
     .with_context(|| format!("opening {} read-only", path.display()))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(conn)
+}
+
+/// Where a figure's server keeps its ledger.
+#[derive(Debug, Clone, Copy)]
+pub enum Backend<'a> {
+    /// `DIR/stead.db`, the server's own.
+    Sqlite,
+    /// The PostgreSQL database at this URL, named to the server by `STEAD_STORE_URL`.
+    Postgres(&'a str),
+}
+
+impl<'a> Backend<'a> {
+    /// The environment of `stead status` when it starts the figure's server.
+    pub fn server_env(self) -> Vec<(&'static str, &'a str)> {
+        match self {
+            Self::Sqlite => Vec::new(),
+            Self::Postgres(url) => vec![("STEAD_STORE_URL", url)],
+        }
+    }
+
+    /// The state directory name of the figure whose SQLite directory is `base`: the same
+    /// on SQLite, `base` + `p` on PostgreSQL, so both sides can run under one root.
+    pub fn dir_name(self, base: &str) -> String {
+        match self {
+            Self::Sqlite => base.to_string(),
+            Self::Postgres(_) => format!("{base}p"),
+        }
+    }
+
+    /// A reader of the ledger of the server of the state directory `dir`.
+    pub fn reader(self, dir: &Path) -> anyhow::Result<Reader> {
+        Ok(match self {
+            Self::Sqlite => Reader::Sqlite(read_only(dir)?),
+            Self::Postgres(url) => Reader::Postgres(Box::new(crate::pg::connect(url)?)),
+        })
+    }
+}
+
+/// A connection to a running server's ledger, of either backend.
+pub enum Reader {
+    Sqlite(Connection),
+    Postgres(Box<postgres::Client>),
+}
+
+impl Reader {
+    /// Runs that have ended, and how many of them succeeded.
+    pub fn ended(&mut self) -> anyhow::Result<(u64, u64)> {
+        match self {
+            Self::Sqlite(conn) => ended(conn),
+            Self::Postgres(client) => crate::pg::ended(client),
+        }
+    }
+
+    /// A run's `created_at_ms` and `started_at_ms`, if it has started.
+    pub fn run_times(&mut self, id: i64) -> anyhow::Result<Option<(i64, i64)>> {
+        match self {
+            Self::Sqlite(conn) => run_times(conn, id),
+            Self::Postgres(client) => crate::pg::run_times(client, id),
+        }
+    }
 }
 
 /// Runs that have ended, and how many of them succeeded.

@@ -8,6 +8,7 @@
 //! cargo run --release -p stead-bench -- runs [--iterations N] [--submissions N] [...]
 //! cargo run --release -p stead-bench -- recovery [--iterations N] [...]
 //! cargo run --release -p stead-bench -- web [--iterations N] [--json]
+//! cargo run --release -p stead-bench -- cluster [--iterations N] [--submissions N] [--json]
 //! cargo run --release -p stead-bench -- all [...]
 //! ```
 //!
@@ -15,11 +16,17 @@
 //! (chromium at /usr/bin/chromium, node, web-tests/node_modules); without it, those
 //! figures say they were skipped.
 //!
+//! `cluster` (and so `all`) needs a PostgreSQL server where it may create databases:
+//! `STEAD_TEST_PG_URL`, default `postgres://postgres@127.0.0.1:5432/test` (see [`pg`]).
+//!
 //! Everything the bench starts lives under one fresh directory `/tmp/sb-PID-XXXX` and is
-//! killed, with the directory removed, when the bench ends (see [`proc`]).
+//! killed, with the directory removed and its databases dropped, when the bench ends
+//! (see [`proc`]).
 
+mod cluster;
 mod figures;
 mod ledger;
+mod pg;
 mod probe;
 mod proc;
 mod pueue;
@@ -35,6 +42,8 @@ use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+
+use crate::ledger::Backend;
 
 /// Benchmarks of the stead binary.
 #[derive(Debug, Parser)]
@@ -56,7 +65,11 @@ enum Bench {
     /// Run end to the event stream and to the dashboard in a real browser, the API over a
     /// large ledger beside the CLI, the server's memory with the dashboard open
     Web(Args),
-    /// `foundation`, then `runs`, then `recovery`, then `web`
+    /// Fire-to-exec latency and run throughput on a one-host PostgreSQL ledger beside
+    /// SQLite, then three hosts on one PostgreSQL ledger: leader failover after SIGKILL,
+    /// and a dead host's run resumed on another host
+    Cluster(Args),
+    /// `foundation`, then `runs`, then `recovery`, then `web`, then `cluster`
     All(Args),
     /// Cleans up after a bench that died: reads its directory from stdin, waits for EOF
     #[command(hide = true)]
@@ -74,12 +87,14 @@ struct Args {
     /// Repetitions of every timed figure [default: foundation: 200 round trips, 30 cold
     /// starts, 30 recoveries; runs: 30 fires, 50 listings of each kind; recovery: 15
     /// resumes, 5 cold starts of each ledger, 30 fires; web: 50 runs through the event
-    /// stream, 30 through the browser, 200 API requests and CLI calls of each kind]
+    /// stream, 30 through the browser, 200 API requests and CLI calls of each kind;
+    /// cluster: 20 fires on each ledger, 5 failovers, 5 host deaths]
     #[arg(long, value_name = "N")]
     iterations: Option<usize>,
-    /// On-demand runs submitted by the runs throughput figure, on each side
-    #[arg(long, value_name = "N", default_value_t = 1000)]
-    submissions: u64,
+    /// On-demand runs submitted by the throughput figure, on each side [default: runs:
+    /// 1000; cluster: 300]
+    #[arg(long, value_name = "N")]
+    submissions: Option<u64>,
     /// The stead binary [default: `stead` next to this executable, i.e. target/release]
     #[arg(long, value_name = "PATH")]
     stead: Option<PathBuf>,
@@ -112,24 +127,33 @@ fn main() -> ExitCode {
             let report = web(&setup, &args)?;
             print(args.json, report.json(), || report.table())
         }),
+        Bench::Cluster(args) => Setup::new(&args).and_then(|setup| {
+            let report = cluster(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
         Bench::All(args) => Setup::new(&args).and_then(|setup| {
+            // The last suite needs PostgreSQL: better to know before the others run.
+            pg::server_version(&pg::admin_url())?;
             let foundation = foundation(&setup, &args)?;
             let runs = runs(&setup, &args)?;
             let recovery = recovery(&setup, &args)?;
             let web = web(&setup, &args)?;
+            let cluster = cluster(&setup, &args)?;
             let json = serde_json::json!({
                 "foundation": foundation.json(),
                 "runs": runs.json(),
                 "recovery": recovery.json(),
                 "web": web.json(),
+                "cluster": cluster.json(),
             });
             print(args.json, json, || {
                 format!(
-                    "{}\n{}\n{}\n{}",
+                    "{}\n{}\n{}\n{}\n{}",
                     foundation.table(),
                     runs.table(),
                     recovery.table(),
-                    web.table()
+                    web.table(),
+                    cluster.table()
                 )
             })
         }),
@@ -266,14 +290,14 @@ fn runs(setup: &Setup, args: &Args) -> anyhow::Result<report::RunsReport> {
         Some(n) => [n; 2],
         None => [30, 50],
     };
-    let n = args.submissions;
+    let n = args.submissions.unwrap_or(1000);
     let guard = setup.guard()?;
     let stead = stead::Stead::new(setup.stead.clone(), guard.root());
     let version = Setup::version(&stead)?;
     let pueue = setup.start_pueue(&guard)?;
 
     progress(&format!("throughput: {n} runs of `true`"));
-    let throughput = runs::throughput_stead(&stead, n)?;
+    let throughput = runs::throughput_stead(&stead, Backend::Sqlite, n)?;
     let pueue_throughput = pueue
         .as_ref()
         .map(|p| runs::throughput_pueue(p, n))
@@ -281,7 +305,13 @@ fn runs(setup: &Setup, args: &Args) -> anyhow::Result<report::RunsReport> {
     progress(&format!(
         "fire-to-exec latency: {fires} fires, one a second"
     ));
-    let latency = runs::latency(&stead, &setup.exe, &guard.root().join("probe"), fires)?;
+    let latency = runs::latency(
+        &stead,
+        Backend::Sqlite,
+        &setup.exe,
+        &guard.root().join("probe"),
+        fires,
+    )?;
     progress(&format!("stead runs with {} runs", runs::LEDGER_ROWS));
     let listing = runs::listing(&stead, listings)?;
     progress(&format!(
@@ -329,7 +359,13 @@ fn recovery(setup: &Setup, args: &Args) -> anyhow::Result<report::RecoveryReport
     progress(&format!(
         "fire-to-exec latency: {fires} fires, one a second"
     ));
-    let latency = runs::latency(&stead, &setup.exe, &guard.root().join("probe"), fires)?;
+    let latency = runs::latency(
+        &stead,
+        Backend::Sqlite,
+        &setup.exe,
+        &guard.root().join("probe"),
+        fires,
+    )?;
 
     let report = report::RecoveryReport {
         stead: stead.exe().display().to_string(),
@@ -382,6 +418,67 @@ fn web(setup: &Setup, args: &Args) -> anyhow::Result<report::WebReport> {
         browser,
         listing,
         memory,
+    };
+    drop(guard);
+    Ok(report)
+}
+
+fn cluster(setup: &Setup, args: &Args) -> anyhow::Result<report::ClusterReport> {
+    let [fires, failovers, deaths] = match args.iterations {
+        Some(n) => [n; 3],
+        None => [20, 5, 5],
+    };
+    let n = args.submissions.unwrap_or(300);
+    let postgres_version = pg::server_version(&pg::admin_url())?;
+    let mut guard = setup.guard()?;
+    let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+    let root = guard.root().to_path_buf();
+    let version = Setup::version(&stead)?;
+    let latency_db = guard.database("latency")?;
+    let throughput_db = guard.database("throughput")?;
+    let cluster_db = guard.database("cluster")?;
+    let (sqlite, on_pg) = (Backend::Sqlite, Backend::Postgres(&latency_db));
+    let probe = |backend: Backend| root.join(backend.dir_name("probe"));
+
+    progress(&format!(
+        "fire-to-exec latency, one host: {fires} fires on SQLite, then on PostgreSQL, one a second"
+    ));
+    let latency = [
+        runs::latency(&stead, sqlite, &setup.exe, &probe(sqlite), fires)?,
+        runs::latency(&stead, on_pg, &setup.exe, &probe(on_pg), fires)?,
+    ];
+    progress(&format!(
+        "throughput, one host: {n} runs of `true` on SQLite, then on PostgreSQL"
+    ));
+    let throughput = [
+        runs::throughput_stead(&stead, sqlite, n)?,
+        runs::throughput_stead(&stead, Backend::Postgres(&throughput_db), n)?,
+    ];
+
+    progress(&format!(
+        "cluster: {} hosts on one PostgreSQL ledger, lease {} ms, heartbeat {} ms",
+        cluster::HOSTS.len(),
+        cluster::LEASE_MS,
+        cluster::HEARTBEAT_MS
+    ));
+    let hosts = cluster::Cluster::start(&stead, &cluster_db)?;
+    progress(&format!("leader failover after SIGKILL: {failovers} times"));
+    let failover = cluster::failover(&hosts, &cluster_db, failovers)?;
+    progress(&format!(
+        "host death -> its run resumed on another host: {deaths} times"
+    ));
+    let death = cluster::death(&hosts, &cluster_db, &setup.exe, &root, deaths)?;
+    hosts.stop()?;
+
+    let report = report::ClusterReport {
+        stead: stead.exe().display().to_string(),
+        stead_version: version,
+        postgres_version,
+        fires,
+        latency,
+        throughput,
+        failover,
+        death,
     };
     drop(guard);
     Ok(report)

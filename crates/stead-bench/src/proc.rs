@@ -6,6 +6,10 @@
 //! names that directory, then removes the directory. [`Guard`] does this on drop, and a
 //! watchdog process does it again when the bench dies without dropping the guard (Ctrl-C,
 //! a kill), since it sees its stdin pipe from the bench close.
+//!
+//! The PostgreSQL databases of the cluster figures are the guard's too: it creates them
+//! ([`Guard::database`]), tells the watchdog their names before they exist, and drops
+//! them after the processes that used them are killed.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -13,6 +17,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+
+use crate::pg;
 
 /// A line of `/proc/PID/status` such as `VmRSS:  5120 kB`, as its number.
 pub fn status_field(pid: u32, field: &str) -> anyhow::Result<u64> {
@@ -70,15 +76,45 @@ pub fn is_running(pid: u32) -> bool {
 
 /// Sends SIGKILL to `pid` and waits until it no longer runs.
 pub fn kill_and_wait(pid: u32) -> anyhow::Result<()> {
-    kill(&[pid]);
+    kill_all_and_wait(&[pid])
+}
+
+/// Sends SIGKILL to every one of `pids` (in that order, by one `kill`) and waits until
+/// none runs.
+pub fn kill_all_and_wait(pids: &[u32]) -> anyhow::Result<()> {
+    kill(pids);
     let deadline = Instant::now() + Duration::from_secs(5);
-    while is_running(pid) {
-        if Instant::now() >= deadline {
-            bail!("process {pid} survived SIGKILL for 5 s");
+    for &pid in pids {
+        while is_running(pid) {
+            if Instant::now() >= deadline {
+                bail!("process {pid} survived SIGKILL for 5 s");
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
-        std::thread::sleep(Duration::from_millis(1));
     }
     Ok(())
+}
+
+/// The processes whose parent is `pid`.
+pub fn children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue; // it exited meanwhile
+        };
+        // `PID (COMM) STATE PPID ...`; COMM may hold spaces and parentheses.
+        let ppid = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            found.push(child);
+        }
+    }
+    found
 }
 
 fn kill(pids: &[u32]) {
@@ -110,13 +146,6 @@ pub fn sockets(pid: u32) -> anyhow::Result<usize> {
     Ok(n)
 }
 
-/// SIGKILLs every process whose command line mentions a path under `root`, then
-/// removes `root`.
-pub fn sweep(root: &Path) {
-    kill_under(root);
-    let _ = std::fs::remove_dir_all(root);
-}
-
 /// SIGKILLs every process but this one whose command line mentions a path under `dir`.
 pub fn kill_under(dir: &Path) {
     let needle = format!("{}/", dir.display()).into_bytes();
@@ -138,10 +167,12 @@ pub fn kill_under(dir: &Path) {
     kill(&pids);
 }
 
-/// The bench's temporary directory and the promise to clean it up.
+/// The bench's temporary directory and databases, and the promise to clean them up.
 pub struct Guard {
     root: PathBuf,
     watchdog: Option<(Child, ChildStdin)>,
+    /// The admin URL and name of every database created through [`Guard::database`].
+    databases: Vec<(String, String)>,
 }
 
 impl Guard {
@@ -156,6 +187,7 @@ impl Guard {
         let mut guard = Self {
             root,
             watchdog: None,
+            databases: Vec::new(),
         };
         // Its own process group, so a Ctrl-C at the terminal leaves it alive to clean up.
         let mut child = std::os::unix::process::CommandExt::process_group(&mut watchdog_cmd, 0)
@@ -175,11 +207,39 @@ impl Guard {
     pub fn root(&self) -> &Path {
         &self.root
     }
+
+    /// Creates a PostgreSQL database of the bench's own (see [`pg`]), dropped when the
+    /// guard drops; returns its URL.
+    pub fn database(&mut self, label: &str) -> anyhow::Result<String> {
+        let admin = pg::admin_url();
+        let name = pg::database_name(label);
+        // Told to the watchdog first: a bench killed while it creates one still has it
+        // dropped.
+        let (_, stdin) = self.watchdog.as_mut().context("the watchdog is gone")?;
+        writeln!(stdin, "{DATABASE} {name} {admin}")?;
+        self.databases.push((admin.clone(), name.clone()));
+        pg::create(&admin, &name)
+    }
+}
+
+/// The watchdog's line that names a database to drop: `database NAME ADMIN_URL`.
+const DATABASE: &str = "database";
+
+/// Kills every process under `root`, drops the databases, then removes `root`: the
+/// servers go before their databases, so none writes to a database being dropped.
+fn clean(root: &Path, databases: &[(String, String)]) {
+    kill_under(root);
+    for (admin, name) in databases {
+        if let Err(e) = pg::drop_database(admin, name) {
+            eprintln!("stead-bench: could not drop database {name}: {e:#}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(root);
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        sweep(&self.root);
+        clean(&self.root, &self.databases);
         if let Some((mut child, stdin)) = self.watchdog.take() {
             drop(stdin);
             let _ = child.wait();
@@ -187,12 +247,21 @@ impl Drop for Guard {
     }
 }
 
-/// The watchdog: reads the root from stdin, waits for end of input, then sweeps.
+/// The watchdog: reads the root from stdin, then the databases the bench creates, waits
+/// for end of input, then cleans up (dropping a database already dropped is a no-op).
 pub fn watchdog_main() {
     let mut lines = std::io::stdin().lock().lines();
     let Some(Ok(root)) = lines.next() else { return };
-    for _ in lines.by_ref() {}
+    let mut databases = Vec::new();
+    for line in lines.map_while(Result::ok) {
+        let mut words = line.splitn(3, ' ');
+        if let (Some(DATABASE), Some(name), Some(admin)) =
+            (words.next(), words.next(), words.next())
+        {
+            databases.push((admin.to_string(), name.to_string()));
+        }
+    }
     if root.starts_with("/tmp/sb-") {
-        sweep(Path::new(&root));
+        clean(Path::new(&root), &databases);
     }
 }

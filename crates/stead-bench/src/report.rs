@@ -4,6 +4,10 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
+use crate::cluster::{
+    Death, Failover, HEARTBEAT_MS, HOSTS, LEASE_MS, POLL_MS,
+    RESUME_DELAY_MS as CLUSTER_RESUME_DELAY_MS, Repetition,
+};
 use crate::figures::{Cold, Idle, Stats};
 use crate::recovery::{MACHINE_ID, RESUME_DELAY_MS, RESUME_TARGET_MS, Reconcile, Resume};
 use crate::runs::{
@@ -744,6 +748,322 @@ const WEB_NOTES: [&str; 5] = [
      series begins with 5 untimed calls.",
     "memory: VmRSS/VmHWM once VmRSS is unchanged for 1 s, then Pss from smaps_rollup; \
      sockets are the server's open socket descriptors (its listeners and connections).",
+];
+
+/// The cluster figures: one host on PostgreSQL beside SQLite, then three hosts.
+pub struct ClusterReport {
+    pub stead: String,
+    pub stead_version: String,
+    /// PostgreSQL's `server_version`.
+    pub postgres_version: String,
+    pub fires: usize,
+    /// SQLite, then PostgreSQL.
+    pub latency: [Latency; 2],
+    pub throughput: [Throughput; 2],
+    pub failover: Failover,
+    pub death: Death,
+}
+
+/// The column titles of the two backends.
+const BACKENDS: [&str; 2] = ["SQLite", "PostgreSQL"];
+
+impl ClusterReport {
+    pub fn table(&self) -> String {
+        let mut t = String::new();
+        let _ = writeln!(
+            t,
+            "stead {} ({}), PostgreSQL {}\n",
+            self.stead_version, self.stead, self.postgres_version
+        );
+
+        let pair = |t: &mut String, name: &str, [a, b]: [String; 2]| {
+            let _ = writeln!(t, "{name:<52} {a:>18} {b:>18}");
+        };
+        let [sqlite, postgres] = BACKENDS.map(String::from);
+        pair(
+            &mut t,
+            &format!(
+                "one host, fire-to-exec, every 1s, {} fires (ms)",
+                self.fires
+            ),
+            [
+                format!("{sqlite} med / p90"),
+                format!("{postgres} med / p90"),
+            ],
+        );
+        let [ls, lp] = &self.latency;
+        let mp = |s: &Stats| format!("{:.2} / {:.2}", s.median, s.p90);
+        pair(
+            &mut t,
+            "scheduled -> run row written (ms steps)",
+            [mp(&ls.created), mp(&lp.created)],
+        );
+        pair(
+            &mut t,
+            "scheduled -> monitor marks running (ms steps)",
+            [mp(&ls.running), mp(&lp.running)],
+        );
+        pair(
+            &mut t,
+            "scheduled -> probe process starts",
+            [mp(&ls.exec), mp(&lp.exec)],
+        );
+
+        let [ts, tp] = &self.throughput;
+        let _ = writeln!(t);
+        pair(
+            &mut t,
+            &format!("one host, {} on-demand runs of `true`", ts.runs),
+            [sqlite, postgres],
+        );
+        let mut line = |name: &str, f: &dyn Fn(&Throughput) -> String| {
+            pair(&mut t, name, [f(ts), f(tp)]);
+        };
+        line("submitted, one client process each (s)", &|x| {
+            format!("{:.2}", x.submit.as_secs_f64())
+        });
+        line("until every run ended (s)", &|x| {
+            format!("{:.2}", x.total.as_secs_f64())
+        });
+        line("runs/s", &|x| format!("{:.0}", x.per_second()));
+        line("client process median / p90 (ms)", &|x| {
+            format!("{:.2} / {:.2}", x.per_call.median, x.per_call.p90)
+        });
+        line("succeeded", &|x| format!("{}/{}", x.succeeded, x.runs));
+
+        let _ = writeln!(
+            t,
+            "\n{} hosts on one PostgreSQL ledger: lease {LEASE_MS} ms, heartbeat {HEARTBEAT_MS} ms, \
+             resume delay {CLUSTER_RESUME_DELAY_MS} ms",
+            HOSTS.len()
+        );
+        let head = |t: &mut String, title: &str| {
+            let _ = writeln!(
+                t,
+                "{title:<52} {:>5} {:>9} {:>9} {:>9}",
+                "n", "median", "p90", "max"
+            );
+        };
+        let row = |t: &mut String, name: &str, s: &Stats| {
+            let _ = writeln!(
+                t,
+                "{name:<52} {:>5} {:>9.2} {:>9.2} {:>9.2}",
+                s.n, s.median, s.p90, s.max
+            );
+        };
+        let leases = |s: &Stats| Stats {
+            median: s.median / LEASE_MS as f64,
+            p90: s.p90 / LEASE_MS as f64,
+            min: s.min / LEASE_MS as f64,
+            max: s.max / LEASE_MS as f64,
+            ..*s
+        };
+
+        let f = &self.failover;
+        head(&mut t, "leader failover after SIGKILL (ms)");
+        row(
+            &mut t,
+            "SIGKILL leader -> another host named leader",
+            &f.handover,
+        );
+        row(
+            &mut t,
+            &format!("  the same in leases ({LEASE_MS} ms)"),
+            &leases(&f.handover),
+        );
+        row(
+            &mut t,
+            "  SIGKILL -> dead leader's row expired (ledger ms)",
+            &f.expiry,
+        );
+        row(
+            &mut t,
+            "restart of the killed host -> all serving again",
+            &f.rejoin,
+        );
+        let _ = writeln!(t, "  each: {}", repetitions(&f.each, false));
+
+        let d = &self.death;
+        let _ = writeln!(t);
+        head(&mut t, "host death -> its run resumed on another host (ms)");
+        row(
+            &mut t,
+            "SIGKILL host -> resume run running elsewhere",
+            &d.resumed,
+        );
+        row(
+            &mut t,
+            &format!("  the same in leases ({LEASE_MS} ms)"),
+            &leases(&d.resumed),
+        );
+        row(
+            &mut t,
+            "  SIGKILL -> run ended interrupted (ledger ms)",
+            &d.interrupted,
+        );
+        row(
+            &mut t,
+            "  SIGKILL -> resume run's row written (ledger ms)",
+            &d.row,
+        );
+        row(
+            &mut t,
+            "  SIGKILL -> resume run marked running (ledger ms)",
+            &d.running,
+        );
+        row(
+            &mut t,
+            "restart of the dead host -> all serving again",
+            &d.rejoin,
+        );
+        let _ = writeln!(t, "  each: {}", repetitions(&d.each, true));
+        let floor = LEASE_MS + CLUSTER_RESUME_DELAY_MS;
+        let _ = writeln!(
+            t,
+            "  floor: one lease ({LEASE_MS} ms: the host must be silent a whole lease) + the \
+             resume delay ({CLUSTER_RESUME_DELAY_MS} ms) = {floor} ms after the host's last \
+             heartbeat,\n  which came up to a heartbeat before the kill: {} to {floor} ms \
+             after the kill",
+            floor - HEARTBEAT_MS
+        );
+
+        let _ = writeln!(t, "\nnotes:");
+        for note in CLUSTER_NOTES {
+            let _ = writeln!(t, "- {note}");
+        }
+        t
+    }
+
+    pub fn json(&self) -> Value {
+        let latency = |l: &Latency| {
+            json!({
+                "scheduled_to_row_written": stats(&l.created),
+                "scheduled_to_running": stats(&l.running),
+                "scheduled_to_probe_start": stats(&l.exec),
+            })
+        };
+        let throughput = |x: &Throughput| {
+            json!({
+                "runs": x.runs,
+                "submit_s": x.submit.as_secs_f64(),
+                "total_s": x.total.as_secs_f64(),
+                "runs_per_s": x.per_second(),
+                "client_process_ms": stats(&x.per_call),
+                "succeeded": x.succeeded,
+            })
+        };
+        let with_max = |s: &Stats| {
+            let mut v = stats(s);
+            v["max"] = json!(s.max);
+            v
+        };
+        let each = |reps: &[Repetition]| {
+            reps.iter()
+                .map(|r| {
+                    json!({
+                        "ms": r.ms,
+                        "from": r.from,
+                        "to": r.to,
+                        "leader": r.leader,
+                        "ledger_ms": r.ledger_ms,
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        let in_leases = |s: &Stats| json!({ "median": s.median / LEASE_MS as f64, "max": s.max / LEASE_MS as f64 });
+        let f = &self.failover;
+        let d = &self.death;
+        json!({
+            "stead": { "path": self.stead, "version": self.stead_version },
+            "postgres": { "version": self.postgres_version },
+            "fire_to_exec_ms": {
+                "fires": self.fires,
+                "sqlite": latency(&self.latency[0]),
+                "postgres": latency(&self.latency[1]),
+            },
+            "throughput": {
+                "sqlite": throughput(&self.throughput[0]),
+                "postgres": throughput(&self.throughput[1]),
+            },
+            "cluster": {
+                "hosts": HOSTS.len(),
+                "lease_ms": LEASE_MS,
+                "heartbeat_ms": HEARTBEAT_MS,
+                "resume_delay_ms": CLUSTER_RESUME_DELAY_MS,
+                "poll_ms": POLL_MS,
+            },
+            "leader_failover_ms": {
+                "sigkill_to_new_leader": with_max(&f.handover),
+                "in_leases": in_leases(&f.handover),
+                "ledger_sigkill_to_leadership_expiry": with_max(&f.expiry),
+                "restart_to_all_serving": with_max(&f.rejoin),
+                "each": each(&f.each),
+            },
+            "host_death_ms": {
+                "sigkill_to_resume_running": with_max(&d.resumed),
+                "in_leases": in_leases(&d.resumed),
+                "ledger_sigkill_to_interrupted": with_max(&d.interrupted),
+                "ledger_sigkill_to_resume_row": with_max(&d.row),
+                "ledger_sigkill_to_resume_running": with_max(&d.running),
+                "restart_to_all_serving": with_max(&d.rejoin),
+                "floor_ms_after_last_heartbeat": LEASE_MS + CLUSTER_RESUME_DELAY_MS,
+                "each": each(&d.each),
+            },
+            "notes": CLUSTER_NOTES,
+        })
+    }
+}
+
+/// `2034 (a->b, leader), 2101 (c->a), ...`: each repetition's time, killed host, the
+/// host that took over, and (with `mark_leader`) whether the killed host led.
+fn repetitions(reps: &[Repetition], mark_leader: bool) -> String {
+    reps.iter()
+        .map(|r| {
+            let leader = if mark_leader && r.leader {
+                ", leader"
+            } else {
+                ""
+            };
+            format!("{:.0} ({}->{}{leader})", r.ms, r.from, r.to)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const CLUSTER_NOTES: [&str; 7] = [
+    "every PostgreSQL ledger is a database of the bench's own, created through \
+     STEAD_TEST_PG_URL and dropped at the end; the one-host figures are the `runs` figures' \
+     code on each backend in turn, PostgreSQL's one-host servers with default timings; on \
+     PostgreSQL a fire or a `stead run` is queued for any host and claimed after a \
+     NOTIFY, even with one host.",
+    "the three hosts are three servers on this machine, each with its own state \
+     directory, STEAD_MACHINE_ID and STEAD_HOST_NAME, all with STEAD_LEASE_MS=2000, \
+     STEAD_HEARTBEAT_MS=250 and STEAD_RESUME_DELAY_MS=200, on one local PostgreSQL.",
+    "failover is timed from just before kill(1) sends SIGKILL to the leader's server \
+     until `stead hosts --json` on another host names another leader, asked every 10 ms \
+     after the last answer; the leader row expires one lease after its last renewal (at \
+     most a heartbeat before the kill) and the others campaign every heartbeat, so about \
+     one lease, give or take a heartbeat.",
+    "host death: SIGKILL of the host's server, then of its run's monitor and command (the \
+     monitor's children) once the server is gone; the command is `stead-bench hold DIR`, \
+     a sleep whose argv names the bench's directory so the cleanup finds it; the resume \
+     run is looked for in the ledger every 10 ms; the leader interrupts the run once the \
+     host's last heartbeat is a lease old (it looks every heartbeat), its resume pass \
+     waits the resume delay, then a host claims the queued resume run.",
+    "before the kill of repetition i of K (i = 0..K-1) the bench waits i/K of a \
+     heartbeat, and (K-1-i)/K before restarting the killed server, so the kills fall \
+     across the victim's heartbeat and the hosts' heartbeats do not stay in step (the \
+     bench's own chain of calls would otherwise kill each new leader about 50 ms after \
+     one of its renewals, and restart a server a fixed few tens of ms after the new \
+     leader's tick).",
+    "ledger steps are whole milliseconds on this machine's clock, from the bench's wall \
+     clock at the kill; `each` lists every repetition: killed host -> host that led next \
+     or ran the resume, `leader` when the dead host led the scheduler (the JSON adds each \
+     one's ledger steps: leadership expired; or run interrupted, resume row written, \
+     resume running).",
+    "after each repetition the killed server is started again with `stead status` and \
+     the bench waits until `stead hosts --json` shows all three serving, the restarted \
+     host with its new server's pid; each resume run is then cancelled.",
 ];
 
 fn stats(s: &Stats) -> Value {

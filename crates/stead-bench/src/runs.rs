@@ -1,7 +1,8 @@
 //! The runs figures: throughput of on-demand runs (beside pueue), fire-to-exec latency of
 //! a scheduled job, `stead runs` over a large ledger, and the memory of an idle server
 //! with many jobs and of one run's monitor. Each figure starts and stops its own server
-//! in its own state directory; every time is wall clock.
+//! in its own state directory; every time is wall clock. The throughput and latency
+//! figures run on either ledger ([`Backend`]): the cluster suite runs them on both.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
@@ -11,9 +12,10 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use anyhow::{Context, bail};
 
 use crate::figures::{Stats, series, timed};
+use crate::ledger::{self, Backend};
 use crate::pueue::Pueue;
 use crate::stead::Stead;
-use crate::{ledger, probe, proc};
+use crate::{probe, proc};
 
 /// How often the bench looks whether submitted work has ended.
 const POLL: Duration = Duration::from_millis(2);
@@ -108,22 +110,22 @@ fn throughput(
 }
 
 /// Figure 5: `stead run t` for a job `--concurrency allow -- true`; the ends are
-/// counted in the ledger, read-only.
-pub fn throughput_stead(stead: &Stead, n: u64) -> anyhow::Result<Throughput> {
-    let dir = stead.dir("t");
-    stead.status(&dir, &[])?;
+/// counted in the ledger (SQLite: read-only), on `backend`.
+pub fn throughput_stead(stead: &Stead, backend: Backend, n: u64) -> anyhow::Result<Throughput> {
+    let dir = stead.dir(&backend.dir_name("t"));
+    stead.status(&dir, &backend.server_env())?;
     stead.call(
         &dir,
         &["job", "add", "t", "--concurrency", "allow", "--", "true"],
     )?;
-    let conn = ledger::read_only(&dir)?;
+    let mut reader = backend.reader(&dir)?;
     let figure = throughput(
         n,
         || stead.call(&dir, &["run", "t"]),
-        || ledger::ended(&conn),
+        || reader.ended(),
         None,
     )?;
-    drop(conn);
+    drop(reader);
     stead.stop(&dir)?;
     Ok(figure)
 }
@@ -176,10 +178,16 @@ pub struct Latency {
 }
 
 /// Figure 6: a job `--every 1s` running `stead-bench probe FILE`, until `n` scheduled
-/// fires have reached the probe.
-pub fn latency(stead: &Stead, bench_exe: &Path, file: &Path, n: usize) -> anyhow::Result<Latency> {
-    let dir = stead.dir("l");
-    stead.status(&dir, &[])?;
+/// fires have reached the probe, on `backend`.
+pub fn latency(
+    stead: &Stead,
+    backend: Backend,
+    bench_exe: &Path,
+    file: &Path,
+    n: usize,
+) -> anyhow::Result<Latency> {
+    let dir = stead.dir(&backend.dir_name("l"));
+    stead.status(&dir, &backend.server_env())?;
     let exe = bench_exe
         .to_str()
         .context("the bench's path is not UTF-8")?;
@@ -208,12 +216,13 @@ pub fn latency(stead: &Stead, bench_exe: &Path, file: &Path, n: usize) -> anyhow
         },
     )?;
     stead.call(&dir, &["job", "disable", "lat"])?;
-    let conn = ledger::read_only(&dir)?;
+    let mut reader = backend.reader(&dir)?;
     let ms = |d: i64| Duration::from_millis(d.max(0) as u64);
     let (mut created, mut running, mut exec) = (Vec::new(), Vec::new(), Vec::new());
     for s in &samples {
         let scheduled_ms = s.scheduled_at.as_millisecond();
-        let (c, r) = ledger::run_times(&conn, s.run_id)?
+        let (c, r) = reader
+            .run_times(s.run_id)?
             .with_context(|| format!("run {} has no start in the ledger", s.run_id))?;
         created.push(ms(c - scheduled_ms));
         running.push(ms(r - scheduled_ms));
@@ -228,7 +237,7 @@ pub fn latency(stead: &Stead, bench_exe: &Path, file: &Path, n: usize) -> anyhow
         }
         exec.push(Duration::from_nanos(late as u64));
     }
-    drop(conn);
+    drop(reader);
     stead.stop(&dir)?;
     Ok(Latency {
         created: Stats::of(&created),

@@ -81,9 +81,27 @@ impl Stead {
     /// One whole `stead --state-dir DIR ARGS...` process that must succeed and print JSON
     /// (ARGS include `--json`).
     pub fn json(&self, dir: &Path, args: &[&str]) -> anyhow::Result<serde_json::Value> {
+        self.json_with(dir, &[], args)
+    }
+
+    /// [`Stead::json`] with `env` added: for a directory whose server must always start
+    /// with that environment, should the call start one.
+    pub fn json_with(
+        &self,
+        dir: &Path,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> anyhow::Result<serde_json::Value> {
         let what = args.join(" ");
-        let out = checked(&mut self.command(dir, args), &what, dir)?;
+        let mut cmd = self.command(dir, args);
+        cmd.envs(env.iter().copied());
+        let out = checked(&mut cmd, &what, dir)?;
         serde_json::from_slice(&out.stdout).with_context(|| format!("stead {what} printed no JSON"))
+    }
+
+    /// `stead --state-dir DIR stop --json` with `env` added.
+    pub fn stop_with(&self, dir: &Path, env: &[(&str, &str)]) -> anyhow::Result<()> {
+        self.run(dir, "stop", env).map(drop)
     }
 }
 
