@@ -777,7 +777,7 @@ impl ClusterReport {
         );
 
         let pair = |t: &mut String, name: &str, [a, b]: [String; 2]| {
-            let _ = writeln!(t, "{name:<52} {a:>18} {b:>18}");
+            let _ = writeln!(t, "{name:<52} {a:>20} {b:>20}");
         };
         let [sqlite, postgres] = BACKENDS.map(String::from);
         pair(
@@ -1050,12 +1050,11 @@ const CLUSTER_NOTES: [&str; 7] = [
      run is looked for in the ledger every 10 ms; the leader interrupts the run once the \
      host's last heartbeat is a lease old (it looks every heartbeat), its resume pass \
      waits the resume delay, then a host claims the queued resume run.",
-    "before the kill of repetition i of K (i = 0..K-1) the bench waits i/K of a \
-     heartbeat, and (K-1-i)/K before restarting the killed server, so the kills fall \
-     across the victim's heartbeat and the hosts' heartbeats do not stay in step (the \
-     bench's own chain of calls would otherwise kill each new leader about 50 ms after \
-     one of its renewals, and restart a server a fixed few tens of ms after the new \
-     leader's tick).",
+    "before every kill and every restart the bench waits a pseudo-random time under one \
+     heartbeat, so the kills fall anywhere in the victim's heartbeat and the hosts' \
+     heartbeats do not stay in step (the bench's own chain of calls would otherwise kill \
+     each new leader about 50 ms after one of its renewals, and restart a server a fixed \
+     few tens of ms after the new leader's tick).",
     "ledger steps are whole milliseconds on this machine's clock, from the bench's wall \
      clock at the kill; `each` lists every repetition: killed host -> host that led next \
      or ran the resume, `leader` when the dead host led the scheduler (the JSON adds each \
