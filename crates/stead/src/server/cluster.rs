@@ -81,6 +81,9 @@ async fn campaign(shared: Arc<Shared>) {
                 if was != Some(epoch) {
                     info!(epoch, "leading the scheduler for every host");
                     shared.leader.send_replace(Some(epoch));
+                    // Debts of lost hosts a previous leader cut but did not resume yet
+                    // are this server's to settle now.
+                    shared.runs_cut.notify_one();
                 }
                 let heard = *heard_since.get_or_insert_with(std::time::Instant::now);
                 if heard.elapsed() >= timings.lease {

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use stead_protocol::{Concurrency, Trigger};
+use stead_protocol::{Concurrency, RunFilter, RunStatus, Trigger};
 use tracing::{debug, error, info, warn};
 
 use super::runs::{self, blocking};
@@ -19,6 +19,7 @@ use crate::clock::rfc3339;
 use crate::jobs::CatchUpPolicy;
 use crate::jobs::JobTiming;
 use crate::jobs::timing::due_fires;
+use crate::store::sqlite::MAX_RUN_LIST;
 use crate::store::{Fence, NewRun, StoredJob};
 
 pub async fn run(shared: Arc<Shared>) {
@@ -55,13 +56,26 @@ async fn schedule(
         let mut ended = shared.run_events.subscribe();
         let machine = shared.world.machine_id.clone();
         let listed = blocking(&shared, move |s| {
-            let busy: Vec<String> = s
-                .world
-                .store
-                .runs_active(&machine)?
-                .into_iter()
-                .map(|r| r.job)
-                .collect();
+            let busy: Vec<String> = if s.world.store.is_shared() {
+                // A job's run in flight may be on any host.
+                let mut busy = Vec::new();
+                for status in [RunStatus::Running, RunStatus::Queued] {
+                    let filter = RunFilter {
+                        status: Some(status),
+                        limit: Some(MAX_RUN_LIST),
+                        ..Default::default()
+                    };
+                    busy.extend(s.world.store.run_list(&filter)?.into_iter().map(|r| r.job));
+                }
+                busy
+            } else {
+                s.world
+                    .store
+                    .runs_active(&machine)?
+                    .into_iter()
+                    .map(|r| r.job)
+                    .collect()
+            };
             let restarting = s.world.store.services_restarting()?;
             Ok((s.world.store.job_list()?, restarting, busy))
         })
