@@ -42,7 +42,7 @@ fn listen(shared: &Arc<Shared>) {
                 // Called on the listener's thread: the signal is sent from the runtime.
                 let shared = to.clone();
                 to.runtime
-                    .spawn(async move { runs::relay_cancel(&shared, id).await });
+                    .spawn(async move { runs::relay_cancels(&shared, Some(id)).await });
             }
             Wake::Changed => {
                 // A job changed through another host's server: the leader's scheduler
@@ -54,6 +54,10 @@ fn listen(shared: &Arc<Shared>) {
                 to.claim_now.notify_one();
                 to.jobs_changed.notify_one();
                 to.changed();
+                // A cancel sent while nobody here listened is on the run's row.
+                let shared = to.clone();
+                to.runtime
+                    .spawn(async move { runs::relay_cancels(&shared, None).await });
             }
         }
         !to.stop.is_cancelled()

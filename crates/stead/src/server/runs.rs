@@ -357,25 +357,29 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
     wait_terminal(shared, id, &mut events, CANCEL_WAIT).await
 }
 
-/// A cancel asked for on another host: if the run is this host's, its monitor is told.
-pub async fn relay_cancel(shared: &Arc<Shared>, id: i64) {
+/// Cancels asked for on another host: this host's runs among `which` whose cancel was
+/// requested have their monitors told. `None`: every such run (after the notifications
+/// were not heard for a while: at start, and when the listener reconnects).
+pub async fn relay_cancels(shared: &Arc<Shared>, which: Option<i64>) {
     let machine = shared.world.machine_id.clone();
     let found = blocking(shared, move |s| {
         Ok(s.world
             .store
             .runs_active(&machine)?
             .into_iter()
-            .find(|r| r.id == id))
+            .filter(|r| r.cancel_requested && which.is_none_or(|id| r.id == id))
+            .collect::<Vec<_>>())
     })
     .await;
     match found {
-        Ok(Some(run)) => {
-            if signal_cancel(&run) {
-                info!(run = id, "cancelling a run as asked on another host");
+        Ok(runs) => {
+            for run in runs {
+                if signal_cancel(&run) {
+                    info!(run = run.id, "cancelling a run as asked on another host");
+                }
             }
         }
-        Ok(None) => {}
-        Err(e) => warn!(run = id, cause = %e.message, "failed to look up a run to cancel"),
+        Err(e) => warn!(cause = %e.message, "failed to look up runs to cancel"),
     }
 }
 

@@ -262,6 +262,8 @@ pub struct ActiveRun {
     pub boot_id: String,
     pub monitor: Option<(u32, StartIdentity)>,
     pub epoch: i64,
+    /// A cancel was asked for (its monitor may not have heard it yet).
+    pub cancel_requested: bool,
 }
 
 /// The host claiming runs: who it is, and how it rewrites a claimed run's plan for

@@ -21,13 +21,18 @@ struct Cluster {
 impl Cluster {
     /// `names.len()` hosts on a database of the test's own, each serving.
     fn of(names: &[&str]) -> Self {
+        Self::with_env(names, &[])
+    }
+
+    /// The same, with more environment for every host.
+    fn with_env(names: &[&str], env: &[(&str, &str)]) -> Self {
         let db = ScratchDb::create();
         let url = db.url.clone();
-        Self::on(&url, names, Some(db))
+        Self::on(&url, names, Some(db), env)
     }
 
     /// `names.len()` hosts on the database at `url`, each serving.
-    fn on(url: &str, names: &[&str], db: Option<ScratchDb>) -> Self {
+    fn on(url: &str, names: &[&str], db: Option<ScratchDb>, env: &[(&str, &str)]) -> Self {
         let hosts: Vec<StateDir> = names
             .iter()
             .map(|name| {
@@ -36,6 +41,9 @@ impl Cluster {
                 dir.set_env("STEAD_MACHINE_ID", &format!("machine-{name}"));
                 dir.set_env("STEAD_HOST_NAME", name);
                 dir.set_env("STEAD_RESUME_DELAY_MS", "200");
+                for (name, value) in env {
+                    dir.set_env(name, value);
+                }
                 dir
             })
             .collect();
@@ -369,7 +377,7 @@ fn a_job_runs_only_on_its_hosts_and_is_cancelled_from_any_host() {
 #[test]
 fn restarting_postgresql_under_load_loses_and_doubles_nothing() {
     let pg = PrivatePostgres::start();
-    let cluster = Cluster::on(&pg.url(), &["a", "b"], None);
+    let cluster = Cluster::on(&pg.url(), &["a", "b"], None, &[]);
     let a = cluster.host("a");
     tick_job(a);
     add_job(
@@ -409,7 +417,7 @@ fn restarting_postgresql_under_load_loses_and_doubles_nothing() {
 #[test]
 fn an_outage_of_postgresql_longer_than_a_lease_cuts_nothing() {
     let pg = PrivatePostgres::start();
-    let cluster = Cluster::on(&pg.url(), &["a", "b"], None);
+    let cluster = Cluster::on(&pg.url(), &["a", "b"], None, &[]);
     let a = cluster.host("a");
     add_job(
         a,
@@ -486,4 +494,29 @@ fn a_host_judged_lost_stops_its_command_so_the_work_runs_once() {
     wait_until("only the resumed command runs", || {
         processes_with("299.414") == 1
     });
+}
+
+#[test]
+fn a_cancel_asked_while_the_runs_host_was_down_is_carried_out_when_it_returns() {
+    // A lease long enough that b, down for the cancel's wait, is not judged lost.
+    let cluster = Cluster::with_env(&["a", "b"], &[("STEAD_LEASE_MS", "30000")]);
+    let a = cluster.host("a");
+    let b = cluster.host("b");
+    add_job(
+        a,
+        "held",
+        &["--every", "1h", "--host", "b"],
+        "sleep 299.515",
+    );
+    let id = json(a, &["run", "held"])["id"].as_i64().unwrap();
+    wait_status(a, id, "running");
+    // b's server dies; its monitor and command go on. The cancel is asked on a.
+    signal(b.status()["pid"].as_u64().unwrap() as u32, libc::SIGKILL);
+    let asked = json(a, &["cancel", &id.to_string()]);
+    assert_eq!(asked["status"], "running", "nobody heard it yet: {asked}");
+    // b's next server reads the request from the run's row.
+    b.status();
+    let run = wait_status(a, id, "cancelled");
+    assert_eq!(run["status"], "cancelled");
+    wait_until("the command is gone", || processes_with("299.515") == 0);
 }

@@ -31,6 +31,7 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("GET", "/api/services"),
     ("GET", "/api/holds"),
     ("GET", "/api/readiness"),
+    ("GET", "/api/hosts"),
     ("GET", "/api/events"),
     ("GET", "/metrics"),
 ];
@@ -50,6 +51,7 @@ pub fn routes() -> Router<App> {
         .route("/api/services", get(services))
         .route("/api/holds", get(holds))
         .route("/api/readiness", get(readiness))
+        .route("/api/hosts", get(hosts))
         .route("/metrics", get(metrics))
 }
 
@@ -171,6 +173,10 @@ async fn services(State(app): State<App>) -> Response {
 
 async fn holds(State(app): State<App>) -> Response {
     get_call(&app, method::HOLD_LIST, json!({})).await
+}
+
+async fn hosts(State(app): State<App>) -> Response {
+    get_call(&app, method::HOSTS, json!({})).await
 }
 
 /// What `/api/readiness` accepts: the gate's question without its long-poll parts.

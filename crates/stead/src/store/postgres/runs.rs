@@ -135,6 +135,7 @@ fn active_from_row(row: &Row) -> Result<ActiveRun, StoreError> {
             .transpose()?
             .zip(identity.map(StartIdentity::from_stored)),
         epoch: row.try_get(7)?,
+        cancel_requested: row.try_get::<_, Option<i64>>(8)?.is_some(),
     })
 }
 
@@ -147,7 +148,7 @@ fn active_where(
     c.query(
         &format!(
             "SELECT id, job, status, machine_id, boot_id, monitor_pid, monitor_start_identity,
-                 epoch
+                 epoch, cancel_requested_at_ms
              FROM runs WHERE status IN ({IN_FLIGHT}) AND {condition} ORDER BY id"
         ),
         &[value],

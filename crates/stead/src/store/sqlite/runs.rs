@@ -150,12 +150,13 @@ fn active_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ActiveRun, StoreErr
             boot_id: row.get(4)?,
             monitor: pid.zip(identity.map(StartIdentity::from_stored)),
             epoch: row.get(7)?,
+            cancel_requested: row.get::<_, Option<i64>>(8)?.is_some(),
         })
     }))
 }
 
-const ACTIVE_COLUMNS: &str =
-    "id, job, status, machine_id, boot_id, monitor_pid, monitor_start_identity, epoch";
+const ACTIVE_COLUMNS: &str = "id, job, status, machine_id, boot_id, monitor_pid, \
+     monitor_start_identity, epoch, cancel_requested_at_ms";
 
 /// Runs that have not ended and match `condition` (a column compared with `?1`).
 fn active_where(
