@@ -139,6 +139,8 @@ catch_up = "all"
 catch_up_window = "1h"
 resume = false
 depends_on = ["web"]
+hosts = ["this-host"]
+resume_on = "any"
 
 [[job]]
 name = "interval"
@@ -255,6 +257,7 @@ fn every_answer_matches_its_documented_schema() {
             "/api/readiness",
         ),
         ("GET", "/metrics".into(), "/metrics"),
+        ("GET", "/api/hosts".into(), "/api/hosts"),
         (
             "POST",
             "/api/jobs/failing/run".into(),

@@ -1,9 +1,10 @@
 // app.js — the stead web dashboard.
 //
 // Reads the access token from the URL fragment (#token=…), loads jobs, runs, services,
-// holds and readiness from the HTTP API, and keeps them current from the server's event
-// stream (/api/events, read with fetch so it can carry the Bearer header). The only timer
-// is a 1 s clock tick that refreshes relative times and running durations in place.
+// holds, readiness and hosts from the HTTP API, and keeps them current from the server's
+// event stream (/api/events, read with fetch so it can carry the Bearer header). The only
+// timer is a 1 s clock tick that refreshes relative times and running durations in place
+// (and, on a shared ledger, the hosts' heartbeats and runs in flight now and then).
 // Every piece of data reaches the page through textContent / createElement, never HTML.
 "use strict";
 
@@ -17,6 +18,13 @@ const STATUS_VIEW = {
   skipped: { icon: "↷", label: "skipped" },
 };
 const CONN_TEXT = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…", unauthorized: "Unauthorized" };
+const HOST_STATE = {
+  serving: { icon: "●", title: "serving: its server renews its lease" },
+  stopped: { icon: "■", title: "stopped: its server released its lease lately" },
+  lost: { icon: "⚠", title: "lost: silent for longer than a lease; its runs in flight were cut" },
+};
+const HOSTS_AFTER_RUNS_MS = 5000; // run events refetch the hosts (runs in flight) at most this often
+const HOSTS_HEARTBEAT_MS = 10000; // and the tick refetches them this often (heartbeats, lost hosts)
 const SIGNALS = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM" };
 
 const state = {
@@ -31,6 +39,10 @@ const state = {
   services: [],
   holds: [],
   readiness: new Map(), // service -> { data, nextChange }
+  hosts: null, // HostsResult, once loaded
+  hostsAskedAt: 0, // when the hosts were last asked for (ms)
+  hostsDue: false, // a run changed since: the hosts' runs in flight may have too
+  hostsSig: "", // what the runs' host cells depend on, to redraw them only when it changes
   selectedId: null,
   filter: { job: "", status: "" },
   eventsCtrl: null,
@@ -173,6 +185,7 @@ function tick() {
   }
   timelineTick(now);
   clockCrossings(now);
+  hostsTick(now);
 }
 
 // ---------------------------------------------------------------- API
@@ -273,7 +286,7 @@ function refresh(parts) {
 }
 
 function loadAll() {
-  refresh(["status", "jobs", "runs", "services", "holds", "readiness"]);
+  refresh(["status", "jobs", "runs", "services", "holds", "readiness", "hosts"]);
 }
 
 function flushRefresh() {
@@ -284,7 +297,12 @@ function flushRefresh() {
     jobs: ["/api/jobs", (jobs) => { state.jobs = jobs; renderJobs(); renderRuns(); rearmClock(); }],
     runs: [`/api/runs?limit=${PAGE}`, (runs) => { mergeRuns(runs, false); renderRuns(); renderJobs(); selectedChanged(); }],
     holds: ["/api/holds", (holds) => { state.holds = holds; renderHolds(); }],
+    hosts: ["/api/hosts", applyHosts],
   };
+  if (parts.has("hosts")) {
+    state.hostsAskedAt = Date.now();
+    state.hostsDue = false;
+  }
   for (const [part, [path, apply]] of Object.entries(simple)) {
     if (parts.has(part)) fetchPart(part, path, apply);
   }
@@ -422,7 +440,7 @@ function onEvent(type, data) {
   } else if (type === "run") {
     upsertRun(body);
   } else if (type === "changed") {
-    refresh(["jobs", "services", "holds", "readiness"]);
+    refresh(["jobs", "services", "holds", "readiness", "hosts"]);
   } else if (type === "lagged") {
     loadAll();
   }
@@ -480,6 +498,7 @@ function upsertRun(run) {
   scheduleRender();
   if (!prev) refresh(["jobs", "readiness"]); // a fire moves next_fire_at; a run may block a restart
   else if (prev.status !== run.status) refresh(["readiness"]);
+  if (!prev || prev.status !== run.status || prev.machine_id !== run.machine_id) hostsAfterRun();
   if (run.id === state.selectedId) selectedChanged();
 }
 
@@ -512,6 +531,7 @@ function renderStatus() {
   $("#srv-lease").replaceChildren(timeEl(s.lease_expires_at, { mode: "lease" }));
   $("#srv-dir").textContent = s.state_dir;
   $("#server").title = `server ${s.server_id}, protocol ${s.protocol}, socket ${s.socket}`;
+  renderHosts(); // which host is this server's
 }
 
 // ---------------------------------------------------------------- jobs
@@ -598,13 +618,16 @@ function matchesFilter(run) {
 function renderRuns() {
   const all = [...state.runs.values()].sort((a, b) => b.id - a.id);
   const shown = all.filter(matchesFilter);
-  reconcile($("#runs tbody"), shown, (r) => String(r.id), (r) => JSON.stringify(r), runRow);
+  const shared = isShared();
+  reconcile($("#runs tbody"), shown, (r) => String(r.id),
+    (r) => JSON.stringify([r, shared && hostView(r)]), runRow);
   markSelected();
   const empty = $("#runs-empty");
   empty.hidden = shown.length > 0;
   empty.textContent = all.length ? "No loaded run matches these filters." : "No runs yet.";
   $("#runs-count").textContent = `${shown.length} shown of ${all.length} loaded`;
   $("#load-older").hidden = !state.hasOlder;
+  renderHostsSummary(); // it counts the runs waiting for any host
   scheduleTimeline();
 }
 
@@ -628,6 +651,7 @@ function runRow(run) {
     h("td", {}, triggerEl(run)),
     h("td", { class: "status-cell" }, statusBadge(run.status),
       isActive(run) ? h("button", { type: "button", class: "small", "data-action": "cancel", text: "Cancel" }) : null),
+    isShared() ? h("td", { class: "host-cell" }, hostEl(run, isActive(run))) : null,
     h("td", {}, run.started_at ? timeEl(run.started_at)
       : h("span", { class: "muted", title: "created; not started" }, timeEl(run.created_at))),
     h("td", { class: "num" }, durationEl(run), exitEl(run)),
@@ -933,6 +957,10 @@ function barTitle(run, now) {
   const status = run.status === "interrupted" ? "cut (interrupted, not a failure)" : view.label;
   const trigger = run.trigger === "resume" ? `↻ resume of #${run.parent_id ?? "?"}` : TRIGGER_LABEL[run.trigger] || run.trigger;
   const lines = [`Run #${run.id} · ${run.job}`, `${status} · ${trigger}`];
+  if (isShared()) {
+    const where = hostView(run);
+    lines.push(where.any ? where.text : `on ${where.text}`);
+  }
   if (run.status === "skipped" || !run.started_at) {
     lines.push(`created ${absText(Date.parse(run.created_at))}${run.status === "skipped" ? "" : ", not started"}`);
   } else {
@@ -1022,10 +1050,15 @@ function renderDetails() {
   $("#details-empty").hidden = Boolean(run);
   $("#details-body").hidden = !run;
   if (!run) return;
-  $("#details-h").replaceChildren(`Run #${run.id} `, h("span", { class: "job-cell", text: run.job }), " ", statusBadge(run.status));
+  const shared = isShared();
+  $("#details-h").replaceChildren(`Run #${run.id} `, h("span", { class: "job-cell", text: run.job }), " ", statusBadge(run.status),
+    ...(shared ? [h("span", { class: "details-host" }, hostView(run).any ? null : "on ", hostEl(run))] : []));
   $("#details-explain").textContent = explain(run);
   $("#run-fields").replaceChildren(
-    ...RUN_FIELDS.map((f) => h("div", {}, h("dt", { text: f }), h("dd", {}, fieldValue(run, f)))),
+    ...RUN_FIELDS.flatMap((f) => [
+      shared && f === "machine_id" ? h("div", {}, h("dt", { text: "host" }), h("dd", {}, hostEl(run))) : null,
+      h("div", {}, h("dt", { text: f }), h("dd", {}, fieldValue(run, f))),
+    ]).filter(Boolean),
     h("div", {}, h("dt", { text: "duration" }), h("dd", {}, durationEl(run))),
   );
   $("#details-nav").replaceChildren(...relatedRuns(run));
@@ -1258,6 +1291,117 @@ function holdRow(hd) {
     h("td", {}, hd.wedged
       ? h("span", { class: "pill pill-warn", title: "past its TTL: listed, blocking nothing", text: "wedged" })
       : h("span", { class: "pill pill-live", title: "a restart of its service waits for it", text: "● live" })),
+  );
+}
+
+// ---------------------------------------------------------------- hosts
+//
+// On a shared ledger (PostgreSQL) several hosts serve; the page shows them, and the host of
+// each run. On SQLite there is one host, this one: no hosts section and no host column.
+
+const isShared = () => Boolean(state.hosts && state.hosts.shared);
+
+function applyHosts(data) {
+  state.hosts = data;
+  renderHosts();
+  const sig = JSON.stringify([data.shared, data.hosts.map((x) => [x.machine_id, x.name, x.state])]);
+  if (sig === state.hostsSig) return;
+  state.hostsSig = sig; // names or states changed: the runs' host cells with them
+  renderRuns();
+  if (state.runs.has(state.selectedId)) renderDetails();
+}
+
+/** A run changed: hosts' runs in flight may have too. Refetch them, at most once per 5 s (the tick catches up). */
+function hostsAfterRun() {
+  if (!isShared()) return;
+  state.hostsDue = true;
+  hostsTick(Date.now());
+}
+
+/** From the 1 s tick: refetch the hosts when runs changed (at most every 5 s) or, for their heartbeats, every 10 s. */
+function hostsTick(now) {
+  if (!isShared() || state.conn !== "live") return;
+  const since = now - state.hostsAskedAt;
+  if ((state.hostsDue && since >= HOSTS_AFTER_RUNS_MS) || (since >= HOSTS_HEARTBEAT_MS && !document.hidden)) {
+    refresh(["hosts"]);
+  }
+}
+
+function hostByMachine(id) {
+  return state.hosts ? state.hosts.hosts.find((x) => x.machine_id === id) || null : null;
+}
+
+/** Where a run is or was: its host's name; "any host" while queued unclaimed; else the bare machine id. */
+function hostView(run) {
+  if (!run.machine_id) {
+    if (run.status !== "queued") return { text: "—", any: true, title: "no host ran it" };
+    const job = state.jobs.find((j) => j.name === run.job);
+    const pins = (job && job.hosts) || [];
+    return {
+      text: pins.length ? `any of ${pins.join(", ")}` : "any host", any: true,
+      title: pins.length ? `queued for the first of ${pins.join(", ")} to claim it` : "queued for whichever host claims it first",
+    };
+  }
+  const host = hostByMachine(run.machine_id);
+  if (!host) return { text: run.machine_id, unknown: true, title: `machine ${run.machine_id}: not among the hosts` };
+  return { text: host.name, state: host.state, title: `${host.name}: machine ${host.machine_id}, ${host.state}` };
+}
+
+/** A run's host; `lostTag`: mark a host lost now (the table does so only for runs in flight). */
+function hostEl(run, lostTag = true) {
+  const v = hostView(run);
+  if (v.any) return muted(v.text, v.title);
+  const el = h("span", { class: `host-ref${v.unknown ? " unknown" : ""}`, title: v.title },
+    h("span", { class: "host-ref-name", text: v.text }));
+  if (v.state === "lost" && lostTag) el.append(" ", tag("⚠ lost", "tag-lost", `the host is ${HOST_STATE.lost.title}`));
+  return el;
+}
+
+function renderHosts() {
+  const shared = isShared();
+  $("#hosts").hidden = !shared;
+  $("#runs-host-h").hidden = !shared;
+  if (!shared) return;
+  const me = state.status ? state.status.server_id : null;
+  const hosts = state.hosts.hosts;
+  reconcile($("#hosts-list"), hosts, (x) => x.machine_id,
+    (x) => JSON.stringify([x, Boolean(me) && x.server_id === me]), (x) => hostCard(x, me));
+  renderHostsSummary();
+}
+
+function renderHostsSummary() {
+  if (!isShared()) return;
+  const hosts = state.hosts.hosts;
+  const leader = state.hosts.leader ? hostByMachine(state.hosts.leader) : null;
+  const anyQueued = [...state.runs.values()].filter((r) => r.status === "queued" && !r.machine_id).length;
+  $("#hosts-summary").replaceChildren(...[
+    `${hosts.length} ${hosts.length === 1 ? "host shares" : "hosts share"} `,
+    code(state.hosts.ledger), ". ",
+    state.hosts.leader
+      ? h("span", {}, h("strong", { text: leader ? leader.name : state.hosts.leader }), " leads the scheduler.")
+      : h("span", { class: "warn-text", text: "No host leads right now: the next heartbeat elects one." }),
+    anyQueued ? ` ${anyQueued} ${anyQueued === 1 ? "run waits" : "runs wait"} for any host.` : null,
+  ].filter(Boolean));
+}
+
+function hostCard(host, me) {
+  const view = HOST_STATE[host.state] || { icon: "?", title: host.state };
+  let title = view.title;
+  if (host.state === "lost" && !host.server_id) title = "lost: its server stopped (released its lease) more than a lease ago";
+  const n = host.in_flight;
+  return h("li", { class: "host", "data-host": host.machine_id, "data-state": host.state, "data-leader": String(host.leader) },
+    h("div", { class: "host-head" },
+      h("span", { class: "host-name", text: host.name }),
+      host.leader ? tag("★ leader", "tag-leader", "its server schedules the fires of every job") : null,
+      me && host.server_id === me ? tag("this server", "tag-here", "the server this dashboard talks to") : null),
+    h("div", { class: "host-facts" },
+      h("span", { class: `badge hs-${host.state}`, title },
+        h("span", { class: "icon", "aria-hidden": "true", text: view.icon }), h("span", { class: "label", text: host.state })),
+      h("span", { class: "host-beat" }, muted("heartbeat "),
+        host.last_heartbeat ? timeEl(host.last_heartbeat, { abs: false }) : muted("never")),
+      h("span", { class: `host-flight${n ? "" : " muted"}`, title: "its runs queued or running" },
+        `${n} ${n === 1 ? "run" : "runs"} in flight`)),
+    h("div", { class: "host-id", title: "machine id", text: host.machine_id }),
   );
 }
 
