@@ -43,3 +43,27 @@ export function env(script, name) {
   }
   return value;
 }
+
+/**
+ * Runs in the page: records when each (run id, status) is first shown in `#runs`, for
+ * `window.__steadShown(id, status)` to answer (Date.now() then, or null). Idempotent.
+ */
+export function watchRuns() {
+  if (window.__steadShown) return;
+  const shown = new Map();
+  const scan = () => {
+    const t = Date.now();
+    for (const el of document.querySelectorAll('#runs [data-run-id]')) {
+      const key = `${el.getAttribute('data-run-id')}|${el.getAttribute('data-status')}`;
+      if (!shown.has(key)) shown.set(key, t);
+    }
+  };
+  scan();
+  new MutationObserver(scan).observe(document.documentElement, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+    attributeFilter: ['data-run-id', 'data-status'],
+  });
+  window.__steadShown = (id, status) => shown.get(`${id}|${status}`) ?? null;
+}

@@ -19,7 +19,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { TERMINAL, WAIT_MS, env, launch } from './browser.mjs';
+import { TERMINAL, WAIT_MS, env, launch, watchRuns } from './browser.mjs';
 
 const SCRIPT = 'dashboard.mjs';
 
@@ -276,25 +276,7 @@ async function run() {
   let fastRunB;
   await step(`a run of ${FAST} started through the API appears and ends live on the page`, async () => {
     // Record, inside the page, when each (run id, status) is first shown.
-    await page.evaluate(() => {
-      if (window.__steadShown) return;
-      const shown = new Map();
-      const scan = () => {
-        const t = Date.now();
-        for (const el of document.querySelectorAll('#runs [data-run-id]')) {
-          const key = `${el.getAttribute('data-run-id')}|${el.getAttribute('data-status')}`;
-          if (!shown.has(key)) shown.set(key, t);
-        }
-      };
-      scan();
-      new MutationObserver(scan).observe(document.documentElement, {
-        subtree: true,
-        childList: true,
-        attributes: true,
-        attributeFilter: ['data-run-id', 'data-status'],
-      });
-      window.__steadShown = (id, status) => shown.get(`${id}|${status}`) ?? null;
-    });
+    await page.evaluate(watchRuns);
     const before = await runIdsOnPage();
     const created = await apiOk('POST', `/api/jobs/${enc(FAST)}/run`, 201);
     const id = String(created.id);

@@ -25,7 +25,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { TERMINAL, WAIT_MS, env, launch } from './browser.mjs';
+import { TERMINAL, WAIT_MS, env, launch, watchRuns } from './browser.mjs';
 
 const SCRIPT = 'latency.mjs';
 
@@ -68,26 +68,6 @@ async function apiOk(method, p, want = 200) {
   const text = await res.text();
   if (res.status !== want) throw new Error(`${method} ${p}: HTTP ${res.status}, expected ${want}: ${text.slice(0, 300)}`);
   return JSON.parse(text);
-}
-
-/** Records, inside the page, when each (run id, status) is first shown. */
-function watchRuns() {
-  const shown = new Map();
-  const scan = () => {
-    const t = Date.now();
-    for (const el of document.querySelectorAll('#runs [data-run-id]')) {
-      const key = `${el.getAttribute('data-run-id')}|${el.getAttribute('data-status')}`;
-      if (!shown.has(key)) shown.set(key, t);
-    }
-  };
-  scan();
-  new MutationObserver(scan).observe(document.documentElement, {
-    subtree: true,
-    childList: true,
-    attributes: true,
-    attributeFilter: ['data-run-id', 'data-status'],
-  });
-  window.__steadShown = (id, status) => shown.get(`${id}|${status}`) ?? null;
 }
 
 /** Waits until the run's element shows a final status, which must be succeeded. */

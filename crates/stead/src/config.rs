@@ -27,6 +27,13 @@ pub struct Timings {
     pub resume_max_age: Duration,
 }
 
+impl Timings {
+    /// The lease as a span of wall time (for lease arithmetic on timestamps).
+    pub fn lease_span(&self) -> jiff::SignedDuration {
+        jiff::SignedDuration::try_from(self.lease).unwrap_or(jiff::SignedDuration::MAX)
+    }
+}
+
 impl Default for Timings {
     fn default() -> Self {
         Self {

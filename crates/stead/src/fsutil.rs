@@ -2,11 +2,12 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-/// Writes `bytes` to `path` atomically and durably with mode `mode`: a temporary file in
-/// the same directory is written, synced, renamed over `path`, and the directory synced.
+/// Writes `bytes` to `path` atomically and durably with mode `mode` (set outright, not cut
+/// by the umask): a temporary file in the same directory is written, synced, renamed over
+/// `path`, and the directory synced.
 /// A reader sees the old content or the new, never a torn file; after a crash, the new
 /// content survives once this returns.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
@@ -23,6 +24,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
             .truncate(true)
             .mode(mode)
             .open(&tmp)?;
+        // A leftover temporary file keeps its old mode through `truncate`, and a new one
+        // is cut by the umask: the mode is set here either way.
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&tmp, path)?;

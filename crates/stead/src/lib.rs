@@ -18,7 +18,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod doctor;
-mod fsutil;
+pub mod fsutil;
 pub mod gate;
 pub mod guard;
 pub mod jobs;

@@ -15,9 +15,9 @@
 //! A file stead wrote carries a marker, so `uninstall` removes only what `install`
 //! wrote, and `install` replaces a different file only with `--force`.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::fs;
+use std::io;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -511,29 +511,9 @@ fn read_if_present(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file renamed over it, so the service
-/// manager never reads half a file. Mode 0644: launchd refuses an agent others can write.
+/// Writes `bytes` to `path` whole (the service manager never reads half a file), creating
+/// its directory. Mode 0644: launchd refuses an agent others can write.
 fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o644)
-            .open(&tmp)?;
-        // The mode given to open is cut by the umask; a umask of 002 would leave the file
-        // group-writable, so set it outright.
-        file.set_permissions(fs::Permissions::from_mode(0o644))?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
+    stead::fsutil::write_atomic(path, bytes, 0o644)
 }

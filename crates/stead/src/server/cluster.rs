@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use jiff::SignedDuration;
 use tracing::{error, info, warn};
 
 use super::runs::{self, blocking};
@@ -71,7 +70,7 @@ fn listen(shared: &Arc<Shared>) {
 /// bumped the epoch (a fenced write, or a renewal that finds the row taken).
 async fn campaign(shared: Arc<Shared>) {
     let timings = shared.world.config.timings;
-    let ttl = SignedDuration::try_from(timings.lease).unwrap_or(SignedDuration::MAX);
+    let ttl = timings.lease_span();
     // Another host's silence counts only if this server heard the ledger all along: after
     // an outage of the ledger itself every host looks silent until it renews again.
     let mut heard_since: Option<std::time::Instant> = None;
@@ -125,8 +124,7 @@ async fn campaign(shared: Arc<Shared>) {
 /// for the ones that may resume elsewhere.
 async fn settle_lost_hosts(shared: &Arc<Shared>, epoch: i64) {
     let now = shared.world.clock.now();
-    let lease =
-        SignedDuration::try_from(shared.world.config.timings.lease).unwrap_or(SignedDuration::MAX);
+    let lease = shared.world.config.timings.lease_span();
     let cutoff = now.checked_sub(lease).unwrap_or(now);
     let settled = blocking(shared, move |s| {
         s.world.store.settle_lost_hosts(cutoff, now, epoch)

@@ -157,14 +157,7 @@ fn params_or_default<T: DeserializeOwned + Default>(value: &Value) -> Result<T, 
     if value.is_null() {
         return Ok(T::default());
     }
-    if !value.is_object() {
-        return Err(ErrorBody::new(
-            ErrorCode::InvalidParams,
-            "invalid params: expected an object",
-        ));
-    }
-    serde_json::from_value(value.clone())
-        .map_err(|e| ErrorBody::new(ErrorCode::InvalidParams, format!("invalid params: {e}")))
+    params(value)
 }
 
 async fn status(shared: &Shared) -> HandlerResult {

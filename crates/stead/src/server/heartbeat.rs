@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use jiff::SignedDuration;
 use tracing::{debug, error, info, warn};
 
 use super::shared::{Shared, StopReason};
@@ -32,8 +31,7 @@ pub async fn run(shared: Arc<Shared>) {
 
 /// One renewal. Returns false once the server must stop.
 async fn renew(shared: &Arc<Shared>) -> bool {
-    let ttl =
-        SignedDuration::try_from(shared.world.config.timings.lease).unwrap_or(SignedDuration::MAX);
+    let ttl = shared.world.config.timings.lease_span();
     let task = {
         let shared = shared.clone();
         tokio::task::spawn_blocking(move || {

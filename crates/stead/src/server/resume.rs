@@ -59,8 +59,7 @@ async fn pass(shared: &Arc<Shared>) -> Pass {
     let machine = shared.world.machine_id.clone();
     // The leader also settles the debts of lost hosts whose jobs may resume anywhere.
     let leads = shared.world.store.is_shared() && shared.leader.borrow().is_some();
-    let lease =
-        SignedDuration::try_from(shared.world.config.timings.lease).unwrap_or(SignedDuration::MAX);
+    let lease = shared.world.config.timings.lease_span();
     let now = shared.world.clock.now();
     let cutoff = now.checked_sub(lease).unwrap_or(now);
     let owed = match blocking(shared, move |s| {

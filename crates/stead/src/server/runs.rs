@@ -12,7 +12,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use stead_protocol::{ErrorBody, ErrorCode, JobSpec, Run, RunStatus};
+use stead_protocol::{ErrorBody, ErrorCode, JobSpec, Run, RunFilter, RunStatus};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracing::{error, info, warn};
 
@@ -21,7 +21,8 @@ use crate::clock::rfc3339;
 use crate::lifecycle::identity::{self, StartIdentity};
 use crate::runs::{DEFAULT_KILL_GRACE_MS, DEFAULT_LOG_MAX_BYTES, MonitorPlan, RunEnd};
 use crate::schedule;
-use crate::store::{ActiveRun, Fence, NewRun, StoreError, StoredJob};
+use crate::store::sqlite::MAX_RUN_LIST;
+use crate::store::{ActiveRun, Fence, NewRun, Store, StoreError, StoredJob};
 
 /// How long `cancel` waits for the monitor to record the end before answering.
 const CANCEL_WAIT: Duration = Duration::from_millis(DEFAULT_KILL_GRACE_MS + 2_000);
@@ -42,6 +43,20 @@ pub fn store_error(e: StoreError) -> ErrorBody {
         _ => ErrorCode::StoreUnavailable,
     };
     ErrorBody::new(code, e.to_string())
+}
+
+/// Every run queued or running, on any host, newest first.
+pub fn in_flight(store: &Arc<dyn Store>) -> Result<Vec<Run>, StoreError> {
+    let mut runs = Vec::new();
+    for status in [RunStatus::Running, RunStatus::Queued] {
+        let filter = RunFilter {
+            status: Some(status),
+            limit: Some(MAX_RUN_LIST),
+            ..Default::default()
+        };
+        runs.extend(store.run_list(&filter)?);
+    }
+    Ok(runs)
 }
 
 /// Runs blocking ledger work off the async thread.

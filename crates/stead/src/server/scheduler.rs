@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use stead_protocol::{Concurrency, RunFilter, RunStatus, Trigger};
+use stead_protocol::{Concurrency, Trigger};
 use tracing::{debug, error, info, warn};
 
 use super::runs::{self, blocking};
@@ -19,7 +19,6 @@ use crate::clock::rfc3339;
 use crate::jobs::CatchUpPolicy;
 use crate::jobs::JobTiming;
 use crate::jobs::timing::due_fires;
-use crate::store::sqlite::MAX_RUN_LIST;
 use crate::store::{Fence, NewRun, StoredJob};
 
 pub async fn run(shared: Arc<Shared>) {
@@ -58,16 +57,10 @@ async fn schedule(
         let listed = blocking(&shared, move |s| {
             let busy: Vec<String> = if s.world.store.is_shared() {
                 // A job's run in flight may be on any host.
-                let mut busy = Vec::new();
-                for status in [RunStatus::Running, RunStatus::Queued] {
-                    let filter = RunFilter {
-                        status: Some(status),
-                        limit: Some(MAX_RUN_LIST),
-                        ..Default::default()
-                    };
-                    busy.extend(s.world.store.run_list(&filter)?.into_iter().map(|r| r.job));
-                }
-                busy
+                runs::in_flight(&s.world.store)?
+                    .into_iter()
+                    .map(|r| r.job)
+                    .collect()
             } else {
                 s.world
                     .store
@@ -158,12 +151,6 @@ async fn fire_due(
             "missed fires coalesced into one catch-up run"
         );
     }
-    // On a shared ledger a fire is queued for any host to claim.
-    let machine = if shared.world.store.is_shared() {
-        ""
-    } else {
-        shared.world.machine_id.as_str()
-    };
     let new_run = |at: Timestamp, trigger| NewRun {
         scheduled_at: Some(at),
         fired_through: Some(at),
@@ -171,7 +158,7 @@ async fn fire_due(
         ..NewRun::of(
             job,
             trigger,
-            machine,
+            shared.queue_host(),
             &shared.boot_id,
             shared.world.clock.now(),
         )

@@ -216,6 +216,16 @@ impl Shared {
         matches!(self.stop_reason(), Some(StopReason::Superseded(_)))
     }
 
+    /// The machine a run admitted here is for: none yet on a shared ledger (the first
+    /// eligible host to claim it runs it), else this one.
+    pub fn queue_host(&self) -> &str {
+        if self.world.store.is_shared() {
+            ""
+        } else {
+            &self.world.machine_id
+        }
+    }
+
     /// Tells readiness waiters that jobs, services or holds changed.
     pub fn changed(&self) {
         self.changes.send_modify(|n| *n = n.wrapping_add(1));

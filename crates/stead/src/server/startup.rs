@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use jiff::SignedDuration;
 use stead_protocol::Hello;
 use tracing::{info, warn};
 
@@ -209,7 +208,7 @@ fn claim(
     paths: &StatePaths,
     deadline: Instant,
 ) -> Result<Claim, StartError> {
-    let ttl = SignedDuration::try_from(config.timings.lease).unwrap_or(SignedDuration::MAX);
+    let ttl = config.timings.lease_span();
     let mut logged = false;
     let mut dead_owner: Option<LeaseRow> = None;
     loop {

@@ -52,7 +52,7 @@ impl StoreLocator {
     pub fn open_recorder(&self, machine_id: &str) -> Result<Box<dyn RunRecorder>, StoreError> {
         Ok(match self {
             Self::Sqlite { path } => Box::new(SqliteStore::open(path)?),
-            Self::Postgres { url } => Box::new(PgStore::connect(url, machine_id)?),
+            Self::Postgres { url } => Box::new(PgStore::connect_recorder(url, machine_id)?),
         })
     }
 

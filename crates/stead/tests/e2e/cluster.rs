@@ -83,6 +83,14 @@ impl Cluster {
         leader
     }
 
+    /// A host other than `host`.
+    fn other_than(&self, host: &StateDir) -> &StateDir {
+        self.hosts
+            .iter()
+            .find(|h| !std::ptr::eq(*h, host))
+            .expect("a cluster of more than one host")
+    }
+
     /// The host whose machine id is `machine`.
     fn by_machine(&self, machine: &str) -> &StateDir {
         let name = machine.trim_start_matches("machine-");
@@ -188,11 +196,7 @@ fn killing_the_leader_hands_the_schedule_over_within_the_lease() {
     let pid = leader_dir.status()["pid"].as_u64().unwrap() as u32;
     signal(pid, libc::SIGKILL);
     let killed = Instant::now();
-    let witness = cluster
-        .hosts
-        .iter()
-        .find(|h| !std::ptr::eq(*h, leader_dir))
-        .unwrap();
+    let witness = cluster.other_than(leader_dir);
     let mut next = String::new();
     wait_until("another host leads", || {
         match cluster.hosts_view(witness)["leader"].as_str() {
@@ -227,11 +231,7 @@ fn a_frozen_leader_thaws_as_a_follower_and_writes_nothing() {
     tick_job(frozen);
     wait_for_fires(&cluster, frozen, 2);
     let pid = frozen.status()["pid"].as_u64().unwrap() as u32;
-    let witness = cluster
-        .hosts
-        .iter()
-        .find(|h| !std::ptr::eq(*h, frozen))
-        .unwrap();
+    let witness = cluster.other_than(frozen);
 
     signal(pid, libc::SIGSTOP);
     let thaw = scopeguard(pid);
@@ -294,11 +294,7 @@ fn a_lost_hosts_run_resumes_once_elsewhere_only_when_its_job_allows() {
         let id = json(a, &["run", job])["id"].as_i64().unwrap();
         let run = wait_status(a, id, "running");
         let owner = cluster.by_machine(run["machine_id"].as_str().unwrap());
-        let witness = cluster
-            .hosts
-            .iter()
-            .find(|h| !std::ptr::eq(*h, owner))
-            .unwrap();
+        let witness = cluster.other_than(owner);
         kill_host(owner, &run, marker);
         let cut = wait_status(witness, id, "interrupted");
         assert!(
@@ -455,11 +451,7 @@ fn an_outage_of_postgresql_longer_than_a_lease_cuts_nothing() {
 fn a_job_added_through_any_host_is_scheduled_by_the_leader() {
     let cluster = Cluster::of(&["a", "b"]);
     let leader = cluster.wait_for_a_leader();
-    let follower = cluster
-        .hosts
-        .iter()
-        .find(|h| h.env_value("STEAD_MACHINE_ID").as_deref() != Some(leader.as_str()))
-        .unwrap();
+    let follower = cluster.other_than(cluster.by_machine(&leader));
     // Added through the server that does not schedule: the leader hears of it.
     tick_job(follower);
     wait_for_fires(&cluster, follower, 2);
@@ -479,11 +471,7 @@ fn a_host_judged_lost_stops_its_command_so_the_work_runs_once() {
     let id = json(a, &["run", "moved"])["id"].as_i64().unwrap();
     let run = wait_status(a, id, "running");
     let owner = cluster.by_machine(run["machine_id"].as_str().unwrap());
-    let witness = cluster
-        .hosts
-        .iter()
-        .find(|h| !std::ptr::eq(*h, owner))
-        .unwrap();
+    let witness = cluster.other_than(owner);
     // The owner's server sleeps (its monitor and command go on): past a lease it is lost.
     let pid = owner.status()["pid"].as_u64().unwrap() as u32;
     signal(pid, libc::SIGSTOP);

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use jiff::SignedDuration;
 use stead_protocol::{HostInfo, HostsResult};
 
 use super::{HandlerResult, to_value};
@@ -12,8 +11,7 @@ use crate::server::shared::Shared;
 
 pub async fn list(shared: &Arc<Shared>) -> HandlerResult {
     let ledger = shared.world.ledger.describe();
-    let lease =
-        SignedDuration::try_from(shared.world.config.timings.lease).unwrap_or(SignedDuration::MAX);
+    let lease = shared.world.config.timings.lease_span();
     if !shared.world.store.is_shared() {
         // One host: this one, which leads.
         let status = shared.status();

@@ -25,16 +25,10 @@ pub async fn now(shared: &Arc<Shared>, params: RunNow) -> HandlerResult {
                 format!("no job named {:?}", params.job),
             )
         })?;
-    // On a shared ledger the run is queued for whichever eligible host claims it first.
-    let machine = if shared.world.store.is_shared() {
-        ""
-    } else {
-        shared.world.machine_id.as_str()
-    };
     let new = NewRun::of(
         &job,
         Trigger::OnDemand,
-        machine,
+        shared.queue_host(),
         &shared.boot_id,
         shared.world.clock.now(),
     );

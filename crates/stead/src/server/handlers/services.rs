@@ -229,47 +229,36 @@ async fn readiness_now_or_later(
         let mut runs_changed = shared.run_events.subscribe();
         let mut other_changes = shared.changes.subscribe();
         let service = service.clone();
-        let answer =
-            blocking(shared, move |s| {
-                let jobs: Vec<(StoredJob, JobTiming)> = s
-                    .world
-                    .store
-                    .job_list()?
-                    .into_iter()
-                    .filter_map(|j| {
-                        let timing = JobTiming::of(&j.spec, j.anchor).ok()?;
-                        Some((j, timing))
-                    })
-                    .collect();
-                let mut in_flight = Vec::new();
-                for status in [
-                    stead_protocol::RunStatus::Running,
-                    stead_protocol::RunStatus::Queued,
-                ] {
-                    let filter = stead_protocol::RunFilter {
-                        status: Some(status),
-                        limit: Some(crate::store::sqlite::MAX_RUN_LIST),
-                        ..Default::default()
-                    };
-                    in_flight.extend(s.world.store.run_list(&filter)?.into_iter().map(|r| {
-                        InFlight {
-                            id: r.id,
-                            job: r.job,
-                            started_at: r.started_at,
-                        }
-                    }));
-                }
-                let holds = s.world.store.hold_list()?;
-                Ok(readiness::readiness(Inputs {
-                    service: &service,
-                    now: s.world.clock.now(),
-                    window,
-                    jobs: &jobs,
-                    in_flight: &in_flight,
-                    holds: &holds,
-                }))
-            })
-            .await?;
+        let answer = blocking(shared, move |s| {
+            let jobs: Vec<(StoredJob, JobTiming)> = s
+                .world
+                .store
+                .job_list()?
+                .into_iter()
+                .filter_map(|j| {
+                    let timing = JobTiming::of(&j.spec, j.anchor).ok()?;
+                    Some((j, timing))
+                })
+                .collect();
+            let in_flight: Vec<InFlight> = runs::in_flight(&s.world.store)?
+                .into_iter()
+                .map(|r| InFlight {
+                    id: r.id,
+                    job: r.job,
+                    started_at: r.started_at,
+                })
+                .collect();
+            let holds = s.world.store.hold_list()?;
+            Ok(readiness::readiness(Inputs {
+                service: &service,
+                now: s.world.clock.now(),
+                window,
+                jobs: &jobs,
+                in_flight: &in_flight,
+                holds: &holds,
+            }))
+        })
+        .await?;
         let unchanged = params.unless.as_ref() == Some(&answer.readiness);
         if !unchanged || tokio::time::Instant::now() >= deadline {
             return Ok(answer.readiness);

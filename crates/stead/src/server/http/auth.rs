@@ -7,9 +7,8 @@
 //! `Sec-Fetch-Site: cross-site`); the second carries the attacker's name in `Host`. Either
 //! is refused before the token is even looked at.
 
-use std::io::{self, Write};
+use std::io;
 use std::net::SocketAddr;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -17,7 +16,7 @@ use sha2::{Digest, Sha256};
 /// Length of a token: 32 random bytes, hex.
 const TOKEN_LEN: usize = 64;
 
-/// Reads the token from `path`, creating it (0600, by rename so never half-written) when
+/// Reads the token from `path`, creating it (0600, written whole) when
 /// absent or unreadable as a token. A token survives restarts, so a saved dashboard URL
 /// keeps working.
 pub fn load_or_create(path: &Path) -> io::Result<String> {
@@ -32,21 +31,7 @@ pub fn load_or_create(path: &Path) -> io::Result<String> {
     let mut bytes = [0u8; TOKEN_LEN / 2];
     getrandom::fill(&mut bytes).map_err(|e| io::Error::other(e.to_string()))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let tmp = path.with_extension("tmp");
-    // A leftover temporary file could carry looser permissions: start from nothing.
-    match std::fs::remove_file(&tmp) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(token.as_bytes())?;
-    file.write_all(b"\n")?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)?;
+    crate::fsutil::write_atomic(path, format!("{token}\n").as_bytes(), 0o600)?;
     Ok(token)
 }
 

@@ -125,9 +125,25 @@ impl std::fmt::Debug for PgStore {
 
 impl PgStore {
     /// Connects to the database at `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB` or
-    /// `key=value` pairs) and brings its schema up to date. `machine_id` names the host
-    /// whose lease row this store claims and fences by.
+    /// `key=value` pairs), brings its schema up to date and records this host's name.
+    /// `machine_id` names the host whose lease row this store claims and fences by.
     pub fn connect(url: &str, machine_id: &str) -> Result<Self, StoreError> {
+        let store = Self::open(url, machine_id)?;
+        {
+            let mut client = store.client();
+            migrate(&store.ledger, machine_id, &mut client)?;
+            cluster::name_host(&mut client, machine_id, &crate::machine::host_name())?;
+        }
+        Ok(store)
+    }
+
+    /// Connects without touching the schema or the hosts: for a run's monitor, started
+    /// by a server that did both already (every run start would otherwise pay for them).
+    pub fn connect_recorder(url: &str, machine_id: &str) -> Result<Self, StoreError> {
+        Self::open(url, machine_id)
+    }
+
+    fn open(url: &str, machine_id: &str) -> Result<Self, StoreError> {
         let bad_url = |detail: String| StoreError::LedgerUrl {
             url: redact_url(url),
             detail,
@@ -147,11 +163,9 @@ impl PgStore {
             .keepalives_retries(KEEPALIVE_RETRIES)
             .tcp_user_timeout(TCP_USER_TIMEOUT);
         let ledger = location(&config);
-        let mut client = config
+        let client = config
             .connect(NoTls)
             .map_err(|e| unavailable(&ledger, &e))?;
-        migrate(&ledger, machine_id, &mut client)?;
-        cluster::name_host(&mut client, machine_id, &crate::machine::host_name())?;
         Ok(Self {
             config,
             ledger,
