@@ -5,6 +5,7 @@
 mod api;
 mod bad_input;
 mod cluster;
+mod compat;
 mod dashboard;
 mod ensure;
 mod gate;
