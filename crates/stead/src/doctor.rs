@@ -8,14 +8,15 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 
 use serde::Serialize;
 
-use crate::clock::{SharedClock, rfc3339};
-use crate::config::Config;
-use crate::lifecycle::identity;
-use crate::lifecycle::lease::LeaseRow;
-use crate::lifecycle::lock::{self, LockFile};
-use crate::lifecycle::probe::{self, ProbeOutcome};
-use crate::paths::StatePaths;
-use crate::store::sqlite;
+use stead_client::config::Config;
+use stead_client::paths::StatePaths;
+use stead_client::probe::{self, ProbeOutcome};
+use stead_core::clock::{SharedClock, rfc3339};
+use stead_core::identity;
+use stead_core::lease::LeaseRow;
+use stead_core::locator::StoreLocator;
+use stead_server::lock::{self, LockFile};
+use stead_store::sqlite;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -211,15 +212,17 @@ fn ledger_checks(paths: &StatePaths, clock: &SharedClock) -> (Check, Check) {
 
 /// A PostgreSQL ledger: reachable, migrated, and this host's lease row.
 fn shared_ledger_checks(url: &str, clock: &SharedClock) -> (Check, Check) {
-    let where_ = crate::store::postgres::redact_url(url);
-    let store = crate::machine::machine_id()
+    let where_ = stead_protocol::redact_url(url);
+    let store = stead_core::machine::machine_id()
         .map_err(|e| format!("cannot read this machine's id: {e}"))
         .and_then(|machine| {
-            crate::store::postgres::PgStore::connect(url, &machine).map_err(|e| e.to_string())
+            let locator = StoreLocator::Postgres {
+                url: url.to_string(),
+            };
+            stead_store::open(&locator, &machine).map_err(|e| e.to_string())
         });
     match store {
         Ok(store) => {
-            use crate::store::Store;
             let ledger = check(
                 "ledger",
                 Health::Ok,

@@ -1,6 +1,12 @@
-//! The `stead` command. Parses arguments and hands over to [`cli::run`].
+//! The `stead` command: the CLI, the daemon (`stead serve`) and the per-run monitor
+//! (`stead monitor`, hidden) in one binary. Parses arguments and hands over to
+//! [`cli::run`]; each command's module is in `cli/`, the read-only diagnosis of a state
+//! directory in [`doctor`], and the bounded runner of restart and ready commands in
+//! [`ready_check`].
 
 mod cli;
+mod doctor;
+mod ready_check;
 
 use std::process::ExitCode;
 

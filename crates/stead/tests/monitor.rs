@@ -14,13 +14,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
-use stead::lifecycle::identity;
-use stead::lifecycle::lease::{ClaimOutcome, Claimant};
-use stead::runs::{MonitorPlan, RunEnd};
-use stead::store::locator::StoreLocator;
-use stead::store::sqlite::SqliteStore;
-use stead::store::{Fence, NewRun, Store};
+use stead_core::identity;
+use stead_core::lease::{ClaimOutcome, Claimant};
+use stead_core::locator::StoreLocator;
+use stead_core::records::{Fence, NewRun};
+use stead_core::runs::{MonitorPlan, RunEnd};
 use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, Trigger};
+use stead_store::sqlite::SqliteStore;
+use stead_store::{Catalog, Lease, RunLedger};
 
 /// Generous upper bound for anything a test waits on (a loaded 2-core machine).
 const PATIENCE: Duration = Duration::from_secs(20);

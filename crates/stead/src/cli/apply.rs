@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Deserialize;
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{ApplyParams, ApplyResult, JobSpec, ServiceSpec, exit};
 
 use super::errors::DataError;
@@ -46,7 +46,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         .map_err(|e| DataError(format!("cannot read {}: {e}", args.file.display())))?;
     let (jobs, services) = parse(&args.file, &text)?;
     let client = Client::for_state_dir(dir)?;
-    let result = client.connect_or_start()?.apply(ApplyParams {
+    let result = super::connect(&client)?.apply(ApplyParams {
         jobs,
         services,
         prune: args.prune,

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{Run, exit};
 
 use super::output;
@@ -18,7 +18,7 @@ pub struct Args {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
-    let run = client.connect_or_start()?.run_cancel(args.id)?;
+    let run = super::connect(&client)?.run_cancel(args.id)?;
     if args.json {
         output::json(&run)?;
     } else {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::Subcommand;
 use jiff::{Timestamp, Zoned};
-use stead::schedule;
+use stead_core::schedule;
 use stead_protocol::exit;
 
 use super::output;

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{HttpEndpoint, exit};
 
 use super::output;
@@ -24,7 +24,7 @@ pub struct Args {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
-    let endpoint = client.connect_or_start()?.http(true)?;
+    let endpoint = super::connect(&client)?.http(true)?;
     let (Some(url), Some(dashboard)) = (&endpoint.url, &endpoint.dashboard_url) else {
         anyhow::bail!("the server did not start its HTTP API");
     };

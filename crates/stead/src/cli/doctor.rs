@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use stead::config::Config;
-use stead::doctor::{self, Health, Report};
-use stead::paths::StatePaths;
+use crate::doctor::{self, Health, Report};
+use stead_client::config::Config;
+use stead_client::paths::StatePaths;
 use stead_protocol::exit;
 
 use super::output;
@@ -19,7 +19,7 @@ pub struct Args {
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let paths = StatePaths::resolve(dir)?;
     let config = Config::load(&paths.config())?;
-    let report = doctor::diagnose(&paths, &config, &stead::clock::system());
+    let report = doctor::diagnose(&paths, &config, &stead_core::clock::system());
     if args.json {
         output::json(&report)?;
     } else {

@@ -3,15 +3,15 @@
 
 use std::io::Write;
 
-use stead::lifecycle::lock::LockError;
 use stead_protocol::{ErrorCode, exit};
+use stead_server::lock::LockError;
 
-use stead::client::ClientError;
-use stead::config::ConfigError;
-use stead::paths::PathsError;
-use stead::schedule::ScheduleError;
-use stead::server::startup::StartError;
-use stead::store::StoreError;
+use stead_client::ClientError;
+use stead_client::config::ConfigError;
+use stead_client::paths::PathsError;
+use stead_core::schedule::ScheduleError;
+use stead_server::startup::StartError;
+use stead_store::StoreError;
 
 /// Input data the command refused before sending anything (a job file that does not
 /// parse, a name declared twice): exit 65. The message says what and where.
@@ -47,7 +47,8 @@ fn exit_code(err: &anyhow::Error) -> i32 {
                 ClientError::StartFailed { code, .. } => *code,
                 ClientError::NotRunning { .. }
                 | ClientError::Unavailable(_)
-                | ClientError::Io(_) => exit::UNAVAILABLE,
+                | ClientError::Io(_)
+                | ClientError::NoServerProgram => exit::UNAVAILABLE,
                 ClientError::Server(body) => match body.code {
                     // The command line parsed, so what the server refused is the job
                     // data in it (a bad cron field, an unknown zone): a data error.
@@ -86,14 +87,14 @@ fn exit_code(err: &anyhow::Error) -> i32 {
                 }
                 StartError::Identity(_) => exit::SOFTWARE,
                 // The configured address is taken or not this machine's: a setting to change.
-                StartError::HttpBind { .. } => exit::CONFIG,
+                StartError::HttpBind { .. } | StartError::HttpUnsupported { .. } => exit::CONFIG,
                 StartError::HttpToken { .. } => exit::IO_ERROR,
             };
         }
         if let Some(e) = cause.downcast_ref::<StoreError>() {
             return match e {
                 // A store URL that cannot be used as written is a setting to change.
-                StoreError::LedgerUrl { .. } => exit::CONFIG,
+                StoreError::LedgerUrl { .. } | StoreError::Unsupported { .. } => exit::CONFIG,
                 _ => exit::IO_ERROR,
             };
         }

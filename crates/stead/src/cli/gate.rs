@@ -11,8 +11,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use stead::client::{Client, ClientError, Connection};
-use stead::schedule;
+use stead_client::{Client, ClientError, Connection};
+use stead_core::schedule;
 use stead_protocol::{Readiness, STEAD_SERVICE, exit};
 
 use super::errors::DataError;
@@ -81,8 +81,7 @@ impl GateOutcome {
 }
 
 pub fn readiness(dir: Option<&Path>, args: ReadinessArgs) -> anyhow::Result<i32> {
-    let readiness = Client::for_state_dir(dir)?
-        .connect_or_start()?
+    let readiness = super::connect(&Client::for_state_dir(dir)?)?
         .readiness(args.service.as_deref(), Some(&args.window))?;
     if args.json {
         output::json(&readiness)?;

@@ -6,8 +6,8 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use serde_json::json;
-use stead::client::{Client, ClientError};
-use stead::guard::{self, EXIT_REFUSED, Verdict};
+use stead_client::{Client, ClientError};
+use stead_guard::{self as guard, EXIT_REFUSED, Verdict};
 use stead_protocol::{ErrorCode, Service, ServiceSpec, exit};
 
 use super::output;
@@ -93,9 +93,7 @@ fn declared(dir: Option<&Path>) -> Vec<ServiceSpec> {
 }
 
 fn list(dir: Option<&Path>) -> Result<Vec<Service>, ClientError> {
-    Client::for_state_dir(dir)?
-        .connect_or_start()?
-        .service_list()
+    super::connect(&Client::for_state_dir(dir)?)?.service_list()
 }
 
 /// Writes to stderr; a closed stderr is no reason to fail a verdict.

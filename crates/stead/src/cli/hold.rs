@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use clap::Subcommand;
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{Hold, HoldSpec, exit};
 
 use super::output;
@@ -53,7 +53,7 @@ struct LsArgs {
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
-    let mut conn = Client::for_state_dir(dir)?.connect_or_start()?;
+    let mut conn = super::connect(&Client::for_state_dir(dir)?)?;
     match args.command {
         HoldCommand::Acquire(a) => {
             let hold = conn.hold_acquire(&HoldSpec {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{HostsResult, exit};
 
 use super::output;
@@ -17,7 +17,7 @@ pub struct Args {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
-    let hosts = client.connect_or_start()?.hosts()?;
+    let hosts = super::connect(&client)?.hosts()?;
     if args.json {
         output::json(&hosts)?;
     } else {

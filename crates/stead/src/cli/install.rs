@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::Serialize;
-use stead::paths::StatePaths;
+use stead_client::paths::StatePaths;
 use stead_protocol::exit;
 
 use super::output;
@@ -515,5 +515,5 @@ fn read_if_present(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
 /// its directory. Mode 0644: launchd refuses an agent others can write.
 fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
-    stead::fsutil::write_atomic(path, bytes, 0o644)
+    stead_server::fsutil::write_atomic(path, bytes, 0o644)
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use clap::{Subcommand, ValueEnum};
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{CatchUp, Concurrency, Job, JobSpec, ResumeOn, exit};
 
 use super::errors::DataError;
@@ -147,7 +147,7 @@ impl From<ConcurrencyArg> for Concurrency {
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
-    let mut conn = Client::for_state_dir(dir)?.connect_or_start()?;
+    let mut conn = super::connect(&Client::for_state_dir(dir)?)?;
     match args.command {
         JobCommand::Add(add) => {
             let json = add.json;

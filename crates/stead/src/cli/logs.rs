@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::exit;
 
 use super::output;
@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
-    let mut conn = client.connect_or_start()?;
+    let mut conn = super::connect(&client)?;
     let mut run = conn.run_get(args.id)?;
     let path = PathBuf::from(&run.log_path);
     let mut log = open(&path)?;
@@ -72,7 +72,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
 /// Whether a run was claimed by another host of a shared ledger (logs stay where a run
 /// ran).
 fn elsewhere(machine_id: &str) -> bool {
-    !machine_id.is_empty() && stead::machine::machine_id().is_ok_and(|mine| mine != machine_id)
+    !machine_id.is_empty() && stead_core::machine::machine_id().is_ok_and(|mine| mine != machine_id)
 }
 
 /// The log, or `None` while it does not exist yet.

@@ -31,6 +31,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 pub use errors::report_error;
+use stead_client::{Client, ClientError, Connection};
 
 /// A job server that never loses a run.
 #[derive(Debug, Parser)]
@@ -131,4 +132,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Man(args) => completions::man(args),
         Command::Monitor => Ok(monitor::run()),
     }
+}
+
+/// Connects to the state directory's server, starting this very binary's `serve` when
+/// none serves.
+fn connect(client: &Client) -> Result<Connection, ClientError> {
+    client.connect_or_start(&std::env::current_exe()?)
 }

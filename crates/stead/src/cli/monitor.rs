@@ -1,5 +1,5 @@
 //! `stead monitor`: the per-run monitor, started by the server with its plan on stdin.
 
 pub fn run() -> i32 {
-    stead::runs::monitor::main()
+    stead_monitor::main()
 }

@@ -11,12 +11,12 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::ready_check::{self, Check};
 use anyhow::{Context, bail};
 use serde::Serialize;
-use stead::client::Client;
-use stead::gate::ready_check::{self, Check};
-use stead::lifecycle::identity::{self, StartIdentity};
-use stead::schedule;
+use stead_client::Client;
+use stead_core::identity::{self, StartIdentity};
+use stead_core::schedule;
 use stead_protocol::{STEAD_SERVICE, StopParams, exit};
 
 use super::gate::{self, GateArgs, GateOutcome};
@@ -165,7 +165,7 @@ fn restart_stead(client: &Client, service: String, mut timer: Timer) -> anyhow::
         }
         Err(_) => None,
     };
-    let hello = client.connect_or_start()?.hello().clone();
+    let hello = super::connect(client)?.hello().clone();
     if old.as_deref() == Some(hello.server_id.as_str()) {
         bail!(
             "the server answering after the restart is the old one ({})",
@@ -191,7 +191,7 @@ fn restart_service(
     service: String,
     mut timer: Timer,
 ) -> anyhow::Result<Report> {
-    let mut conn = client.connect_or_start()?;
+    let mut conn = super::connect(client)?;
     let spec = conn
         .service_list()?
         .into_iter()

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{Run, RunStatus, exit};
 
 use super::output;
@@ -22,7 +22,7 @@ pub struct Args {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
-    let mut conn = client.connect_or_start()?;
+    let mut conn = super::connect(&client)?;
     let mut run = conn.run_now(&args.name)?;
     if !args.wait {
         if args.json {

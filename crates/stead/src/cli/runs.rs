@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 use jiff::Timestamp;
-use stead::client::{Client, ClientError, Connection};
+use stead_client::{Client, ClientError, Connection};
 use stead_protocol::{ErrorCode, Run, RunFilter, RunStatus, exit};
 
 use super::output;
@@ -60,7 +60,7 @@ impl From<StatusArg> for RunStatus {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
-    let runs = client.connect_or_start()?.run_list(RunFilter {
+    let runs = super::connect(&client)?.run_list(RunFilter {
         job: args.job,
         status: args.status.map(RunStatus::from),
         limit: Some(args.limit),
@@ -169,7 +169,7 @@ pub fn wait(
         Err(ClientError::Server(body)) if body.code == ErrorCode::ShuttingDown => {}
         other => return other,
     }
-    *conn = client.connect_or_start()?;
+    *conn = super::connect(client)?;
     conn.run_wait(id, timeout)
 }
 

@@ -11,12 +11,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
-use stead::clock;
-use stead::config::{Config, HttpConfig, checked_store_url, parse_listen};
-use stead::paths::StatePaths;
-use stead::server::{self, Outcome, StopReason, World};
-use stead::store::locator::StoreLocator;
+use stead_client::config::{Config, HttpConfig, checked_store_url, parse_listen};
+use stead_client::paths::StatePaths;
+use stead_core::clock;
+use stead_core::locator::StoreLocator;
 use stead_protocol::exit;
+use stead_server::{self as server, Outcome, StopReason, World};
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -69,11 +69,10 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
             paths.config().display()
         );
     }
-    let machine_id = stead::machine::machine_id().context("failed to read this machine's id")?;
+    let machine_id =
+        stead_core::machine::machine_id().context("failed to read this machine's id")?;
     let ledger = StoreLocator::of(config.store_url.as_deref(), paths.ledger());
-    let store = ledger
-        .open(&machine_id)
-        .inspect_err(|e| tracing::error!("{e}"))?;
+    let store = stead_store::open(&ledger, &machine_id).inspect_err(|e| tracing::error!("{e}"))?;
     let world = World {
         paths: paths.clone(),
         config,

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use clap::Subcommand;
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{Service, ServiceSpec, exit};
 
 use super::output;
@@ -65,7 +65,7 @@ struct NameArgs {
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
-    let mut conn = Client::for_state_dir(dir)?.connect_or_start()?;
+    let mut conn = super::connect(&Client::for_state_dir(dir)?)?;
     match args.command {
         ServiceCommand::Add(add) => {
             let json = add.json;

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use jiff::Timestamp;
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{Run, exit};
 
 use super::output;
@@ -21,7 +21,7 @@ pub struct Args {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
-    let run = client.connect_or_start()?.run_get(args.id)?;
+    let run = super::connect(&client)?.run_get(args.id)?;
     if args.json {
         output::json(&run)?;
     } else {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use stead::client::Client;
+use stead_client::Client;
 use stead_protocol::{StatusResult, exit};
 
 use super::output;
@@ -16,7 +16,7 @@ pub struct Args {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
-    let status = client.connect_or_start()?.status()?;
+    let status = super::connect(&client)?.status()?;
     if args.json {
         output::json(&status)?;
     } else {

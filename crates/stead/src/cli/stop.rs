@@ -4,8 +4,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use stead::client::{Client, ClientError};
-use stead::lifecycle::identity::{self, StartIdentity};
+use stead_client::{Client, ClientError};
+use stead_core::identity::{self, StartIdentity};
 use stead_protocol::{StopParams, exit};
 
 use super::output;

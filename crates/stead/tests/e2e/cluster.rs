@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use stead::store::postgres::scratch::ScratchDb;
+use stead_store::postgres::scratch::ScratchDb;
 
 use crate::harness::*;
 use crate::private_pg::PrivatePostgres;

@@ -4,9 +4,9 @@ use std::io;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use stead::client::{ClientError, ServerSpawner, Spawner, ensure_available};
-use stead::config::Timings;
-use stead::paths::StatePaths;
+use stead_client::config::Timings;
+use stead_client::paths::StatePaths;
+use stead_client::{ClientError, ServerSpawner, Spawner, ensure_available};
 
 use crate::harness::*;
 

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use stead::client::Connection;
+use stead_client::Connection;
 
 use crate::harness::*;
 

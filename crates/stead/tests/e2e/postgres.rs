@@ -1,7 +1,7 @@
 //! One host on the PostgreSQL ledger, end to end: the same server, CLI and monitors as on
 //! SQLite, with the ledger in a database of the test's own.
 
-use stead::store::postgres::scratch::ScratchDb;
+use stead_store::postgres::scratch::ScratchDb;
 
 use crate::harness::*;
 

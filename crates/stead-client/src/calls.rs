@@ -1,0 +1,89 @@
+//! Typed calls for jobs and runs: one method per protocol method, each a thin wrapper
+//! over [`Connection::call`] that fixes the parameter and result types, so callers never
+//! spell a method name or build parameters by hand.
+
+use std::time::Duration;
+
+use stead_protocol::{
+    ApplyParams, ApplyResult, Empty, Job, JobName, JobSpec, Run, RunFilter, RunId, RunNow, RunWait,
+    SetEnabled, method,
+};
+
+use crate::{ClientError, Connection};
+
+impl Connection {
+    /// Adds a job; `conflict` when the name is taken, `invalid_params` when the spec is
+    /// not valid (a bad cron field, an unknown zone, a relative `cwd`).
+    pub fn job_add(&mut self, spec: &JobSpec) -> Result<Job, ClientError> {
+        self.call::<method::JobAdd>(spec)
+    }
+
+    /// All jobs.
+    pub fn job_list(&mut self) -> Result<Vec<Job>, ClientError> {
+        self.call::<method::JobList>(&Empty {})
+    }
+
+    /// One job by name; `not_found` when there is none.
+    pub fn job_get(&mut self, name: &str) -> Result<Job, ClientError> {
+        self.call::<method::JobGet>(&job_name(name))
+    }
+
+    /// Removes a job and returns it as it was. Its runs stay in the ledger.
+    pub fn job_remove(&mut self, name: &str) -> Result<Job, ClientError> {
+        self.call::<method::JobRemove>(&job_name(name))
+    }
+
+    /// Enables or disables a job; a disabled job never fires but can be run by hand.
+    pub fn job_set_enabled(&mut self, name: &str, enabled: bool) -> Result<Job, ClientError> {
+        self.call::<method::JobSetEnabled>(&SetEnabled {
+            name: name.to_string(),
+            enabled,
+        })
+    }
+
+    /// Makes the jobs match a declared set (or, with `dry_run`, says what that would do).
+    pub fn apply(&mut self, params: ApplyParams) -> Result<ApplyResult, ClientError> {
+        self.call::<method::Apply>(&params)
+    }
+
+    /// Starts a run of `job` now. The run may come back `skipped` (concurrency `forbid`).
+    pub fn run_now(&mut self, job: &str) -> Result<Run, ClientError> {
+        self.call::<method::RunNow>(&RunNow {
+            job: job.to_string(),
+        })
+    }
+
+    /// Runs matching `filter`, newest first.
+    pub fn run_list(&mut self, filter: RunFilter) -> Result<Vec<Run>, ClientError> {
+        self.call::<method::RunList>(&filter)
+    }
+
+    /// One run by id; `not_found` when there is none.
+    pub fn run_get(&mut self, id: i64) -> Result<Run, ClientError> {
+        self.call::<method::RunGet>(&RunId { id })
+    }
+
+    /// Waits until the run is terminal, or until `timeout` has passed, and returns the
+    /// run as it is then. Without a timeout the server decides how long to hold the
+    /// call, so a caller that needs a terminal run checks the status and calls again.
+    pub fn run_wait(&mut self, id: i64, timeout: Option<Duration>) -> Result<Run, ClientError> {
+        self.call::<method::RunWait>(&RunWait {
+            id,
+            // Rounded up, so a sub-millisecond timeout still waits rather than polls.
+            timeout_ms: timeout
+                .map(|t| u64::try_from(t.as_micros().div_ceil(1000)).unwrap_or(u64::MAX)),
+        })
+    }
+
+    /// Cancels a run. The answer may still be `running`: the run's monitor stops the
+    /// command (SIGTERM, then SIGKILL after a grace period) and records the end.
+    pub fn run_cancel(&mut self, id: i64) -> Result<Run, ClientError> {
+        self.call::<method::RunCancel>(&RunId { id })
+    }
+}
+
+fn job_name(name: &str) -> JobName {
+    JobName {
+        name: name.to_string(),
+    }
+}

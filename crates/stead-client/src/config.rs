@@ -1,0 +1,359 @@
+//! Configuration: `DIR/config.toml`, overridden by `STEAD_*` environment variables.
+//!
+//! Every timing has the production default of the lifecycle design; tests shorten them
+//! through the environment so whole lifecycles run in milliseconds. Unknown keys are
+//! errors rather than silently ignored, so a typo never leaves a default in force.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The lifecycle timings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timings {
+    /// How long a lease stays valid for takeover arbitration after its last renewal.
+    pub lease: Duration,
+    /// How often the server renews its lease.
+    pub heartbeat: Duration,
+    /// How long a probe waits for a hello before calling a holder "not serving".
+    pub probe_timeout: Duration,
+    /// How long a client waits for a server to become ready, across all its spawns.
+    pub start_timeout: Duration,
+    /// How long after it begins serving a server waits before resuming cut runs.
+    pub resume_delay: Duration,
+    /// A cut run older than this is history, not debt: it is not resumed.
+    pub resume_max_age: Duration,
+}
+
+impl Default for Timings {
+    fn default() -> Self {
+        Self {
+            lease: Duration::from_millis(30_000),
+            heartbeat: Duration::from_millis(10_000),
+            probe_timeout: Duration::from_millis(500),
+            start_timeout: Duration::from_millis(10_000),
+            resume_delay: Duration::from_millis(5_000),
+            resume_max_age: Duration::from_secs(6 * 3600),
+        }
+    }
+}
+
+/// The HTTP API (off unless `listen` is set).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// Where it listens: a loopback address unless `allow_remote`.
+    pub listen: Option<SocketAddr>,
+    /// Permits a non-loopback `listen` address. Unsafe: the token is then all that stands
+    /// between the network and your jobs, and it travels in clear text.
+    pub allow_remote: bool,
+}
+
+impl HttpConfig {
+    /// Checks an address against the loopback rule.
+    pub fn checked(listen: SocketAddr, allow_remote: bool) -> Result<Self, ConfigError> {
+        if !listen.ip().is_loopback() && !allow_remote {
+            return Err(ConfigError::Http(format!(
+                "the HTTP API listens on loopback addresses only ({listen} is not one); \
+                 use 127.0.0.1:{port}, or pass --http-allow-remote (unsafe: anyone who can \
+                 reach the port and read the token drives your jobs, over clear text)",
+                port = listen.port()
+            )));
+        }
+        Ok(Self {
+            listen: Some(listen),
+            allow_remote,
+        })
+    }
+}
+
+/// Parses a listen address: `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT`.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
+    let text = text.trim();
+    if let Some(port) = text.strip_prefix("localhost:")
+        && let Ok(port) = port.parse::<u16>()
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    text.parse().map_err(|_| {
+        ConfigError::Http(format!(
+            "invalid HTTP listen address {text:?}: expected IP:PORT, such as 127.0.0.1:8765"
+        ))
+    })
+}
+
+/// Everything configurable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    pub timings: Timings,
+    pub http: HttpConfig,
+    /// A `postgres://` ledger shared by several hosts; `None`: the state directory's own
+    /// SQLite file.
+    pub store_url: Option<String>,
+}
+
+/// Overrides `[store] url` (a cluster's hosts, tests).
+pub const STORE_URL_ENV: &str = "STEAD_STORE_URL";
+
+/// Checks a store URL's scheme: only PostgreSQL is shared.
+pub fn checked_store_url(url: &str) -> Result<String, ConfigError> {
+    let url = url.trim();
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(url.to_string())
+    } else {
+        Err(ConfigError::Store(format!(
+            "expected a postgres:// URL (such as postgres://stead@db.lan/stead), not {:?}; \
+             leave it out to keep the ledger in the state directory",
+            stead_protocol::redact_url(url)
+        )))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("failed to read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid {name}={value:?}: expected a whole number of milliseconds")]
+    Env { name: &'static str, value: String },
+    #[error("invalid timings: {0}")]
+    Inconsistent(String),
+    #[error("invalid HTTP setting: {0}")]
+    Http(String),
+    #[error("invalid store setting: {0}")]
+    Store(String),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    timings: TimingsFile,
+    #[serde(default)]
+    http: HttpFile,
+    #[serde(default)]
+    store: StoreFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreFile {
+    url: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpFile {
+    listen: Option<String>,
+    #[serde(default)]
+    allow_remote: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimingsFile {
+    lease_ms: Option<u64>,
+    heartbeat_ms: Option<u64>,
+    probe_timeout_ms: Option<u64>,
+    start_timeout_ms: Option<u64>,
+    resume_delay_ms: Option<u64>,
+    resume_max_age_ms: Option<u64>,
+}
+
+/// One overridable timing: its config key and environment variable.
+struct Knob {
+    env: &'static str,
+    file: fn(&TimingsFile) -> Option<u64>,
+    field: fn(&mut Timings) -> &mut Duration,
+}
+
+const KNOBS: &[Knob] = &[
+    Knob {
+        env: "STEAD_LEASE_MS",
+        file: |f| f.lease_ms,
+        field: |t| &mut t.lease,
+    },
+    Knob {
+        env: "STEAD_HEARTBEAT_MS",
+        file: |f| f.heartbeat_ms,
+        field: |t| &mut t.heartbeat,
+    },
+    Knob {
+        env: "STEAD_PROBE_TIMEOUT_MS",
+        file: |f| f.probe_timeout_ms,
+        field: |t| &mut t.probe_timeout,
+    },
+    Knob {
+        env: "STEAD_START_TIMEOUT_MS",
+        file: |f| f.start_timeout_ms,
+        field: |t| &mut t.start_timeout,
+    },
+    Knob {
+        env: "STEAD_RESUME_DELAY_MS",
+        file: |f| f.resume_delay_ms,
+        field: |t| &mut t.resume_delay,
+    },
+    Knob {
+        env: "STEAD_RESUME_MAX_AGE_MS",
+        file: |f| f.resume_max_age_ms,
+        field: |t| &mut t.resume_max_age,
+    },
+];
+
+impl Config {
+    /// Loads `config.toml` from the state directory (absent means defaults) and applies
+    /// environment overrides from the process environment.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::load_with(path, |name| std::env::var(name).ok())
+    }
+
+    /// Like [`Config::load`] with an injected environment lookup.
+    pub fn load_with(
+        path: &Path,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let file = match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str::<File>(&text).map_err(|e| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: e.message().to_string(),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let mut timings = Timings::default();
+        for knob in KNOBS {
+            let value = match env(knob.env).filter(|v| !v.is_empty()) {
+                Some(raw) => Some(raw.trim().parse::<u64>().map_err(|_| ConfigError::Env {
+                    name: knob.env,
+                    value: raw.clone(),
+                })?),
+                None => (knob.file)(&file.timings),
+            };
+            if let Some(ms) = value {
+                *(knob.field)(&mut timings) = Duration::from_millis(ms);
+            }
+        }
+        validate(&timings)?;
+        let http = match &file.http.listen {
+            Some(listen) => HttpConfig::checked(parse_listen(listen)?, file.http.allow_remote)?,
+            None => HttpConfig::default(),
+        };
+        let store_url = env(STORE_URL_ENV)
+            .filter(|v| !v.trim().is_empty())
+            .or(file.store.url)
+            .map(|url| checked_store_url(&url))
+            .transpose()?;
+        Ok(Self {
+            timings,
+            http,
+            store_url,
+        })
+    }
+}
+
+fn validate(t: &Timings) -> Result<(), ConfigError> {
+    if t.heartbeat.is_zero() || t.lease.is_zero() {
+        return Err(ConfigError::Inconsistent(
+            "lease and heartbeat must be greater than zero".into(),
+        ));
+    }
+    if t.heartbeat >= t.lease {
+        return Err(ConfigError::Inconsistent(format!(
+            "heartbeat ({} ms) must be shorter than the lease ({} ms), or the lease lapses between renewals",
+            t.heartbeat.as_millis(),
+            t.lease.as_millis()
+        )));
+    }
+    if t.probe_timeout.is_zero() || t.start_timeout.is_zero() {
+        return Err(ConfigError::Inconsistent(
+            "probe and start timeouts must be greater than zero".into(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(toml: Option<&str>, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        if let Some(text) = toml {
+            std::fs::write(&path, text).unwrap();
+        }
+        Config::load_with(&path, |name| {
+            env.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn defaults_are_the_design_values() {
+        let c = load(None, &[]).unwrap();
+        assert_eq!(c.timings.lease, Duration::from_secs(30));
+        assert_eq!(c.timings.heartbeat, Duration::from_secs(10));
+        assert_eq!(c.timings.probe_timeout, Duration::from_millis(500));
+        assert_eq!(c.timings.start_timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn file_sets_and_env_overrides() {
+        let c = load(
+            Some("[timings]\nlease_ms = 4000\nheartbeat_ms = 1000\n"),
+            &[("STEAD_HEARTBEAT_MS", "500")],
+        )
+        .unwrap();
+        assert_eq!(c.timings.lease, Duration::from_millis(4000));
+        assert_eq!(c.timings.heartbeat, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn typos_and_bad_values_are_errors() {
+        let err = load(Some("[timings]\nlease = 4000\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("unknown field `lease`"), "{err}");
+        let err = load(None, &[("STEAD_LEASE_MS", "30s")]).unwrap_err();
+        assert!(err.to_string().contains("STEAD_LEASE_MS"), "{err}");
+        let err = load(None, &[("STEAD_HEARTBEAT_MS", "40000")]).unwrap_err();
+        assert!(err.to_string().contains("shorter than the lease"), "{err}");
+    }
+
+    #[test]
+    fn http_listens_on_loopback_unless_remote_is_allowed() {
+        let c = load(Some("[http]\nlisten = \"localhost:8765\"\n"), &[]).unwrap();
+        assert_eq!(c.http.listen, Some("127.0.0.1:8765".parse().unwrap()));
+        let c = load(Some("[http]\nlisten = \"[::1]:0\"\n"), &[]).unwrap();
+        assert_eq!(c.http.listen, Some("[::1]:0".parse().unwrap()));
+        assert_eq!(load(None, &[]).unwrap().http.listen, None);
+
+        let err = load(Some("[http]\nlisten = \"0.0.0.0:8765\"\n"), &[]).unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "invalid HTTP setting: the HTTP API listens on loopback addresses only"
+            ),
+            "{err}"
+        );
+        let c = load(
+            Some("[http]\nlisten = \"0.0.0.0:8765\"\nallow_remote = true\n"),
+            &[],
+        )
+        .unwrap();
+        assert!(c.http.allow_remote);
+
+        let err = load(Some("[http]\nlisten = \"8765\"\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("expected IP:PORT"), "{err}");
+        let err = load(Some("[http]\nport = 1\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("unknown field `port`"), "{err}");
+    }
+}

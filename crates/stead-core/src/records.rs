@@ -1,0 +1,196 @@
+//! The ledger's plain records: what the store keeps and answers, and what the server
+//! hands it, as data with no I/O (the store's traits are in `stead-store`).
+
+use jiff::Timestamp;
+use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, ServiceSpec, Trigger};
+
+use crate::identity::StartIdentity;
+use crate::runs::MonitorPlan;
+
+/// Everything one `apply` changes, in the order the store applies it: services first
+/// (jobs may name them), then jobs, then removed services (once no job names them).
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    pub create_services: Vec<ServiceSpec>,
+    pub update_services: Vec<ServiceSpec>,
+    pub create_jobs: Vec<JobSpec>,
+    /// New spec, and whether its schedule restarts (a schedule change, a re-enable).
+    pub update_jobs: Vec<(JobSpec, bool)>,
+    pub remove_jobs: Vec<String>,
+    pub remove_services: Vec<String>,
+}
+
+/// A service as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredService {
+    pub spec: ServiceSpec,
+    /// A gated restart has been under way since then.
+    pub restarting_since: Option<Timestamp>,
+}
+
+/// A hold as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredHold {
+    pub name: String,
+    pub service: String,
+    pub acquired_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredJob {
+    pub id: i64,
+    pub spec: JobSpec,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// Interval schedules fire at anchor + k * interval.
+    pub anchor: Timestamp,
+    /// Fires scheduled at or before this instant have been handled.
+    pub fired_through: Option<Timestamp>,
+}
+
+/// How many runs of one job share a status and a trigger (for `/metrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunCount {
+    pub job: String,
+    pub status: RunStatus,
+    pub trigger: Trigger,
+    /// For interrupted runs: whether their debt is settled (resumed, landed, given up).
+    pub resolved: bool,
+    pub count: u64,
+}
+
+/// Which lease a write is fenced by: the host's server lease (everything a server does
+/// for its own host) or the scheduler's leadership (fires, and settling lost hosts' runs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Fence {
+    #[default]
+    Host,
+    Leader,
+}
+
+/// A host sharing the ledger, for `stead hosts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRow {
+    pub machine_id: String,
+    pub name: String,
+    /// The serving server, while one holds the host's lease.
+    pub server_id: Option<String>,
+    pub pid: Option<u32>,
+    pub epoch: i64,
+    pub renewed_at: Option<Timestamp>,
+    pub expires_at: Timestamp,
+    /// Its runs queued or running.
+    pub in_flight: u64,
+}
+
+/// The scheduler's leadership as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaderRow {
+    pub epoch: i64,
+    pub machine_id: Option<String>,
+    pub server_id: Option<String>,
+    pub expires_at: Timestamp,
+}
+
+/// What a shared ledger tells its servers between their own requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// A run was queued for any host to claim.
+    Queued,
+    /// A run's row changed (on any host).
+    Run(i64),
+    /// A cancel of run N was asked for (on any host): its own host signals its monitor.
+    Cancel(i64),
+    /// Jobs, services or holds changed (on any host).
+    Changed,
+    /// The connection was re-established: anything may have been missed.
+    Reconnected,
+}
+
+/// A run to be admitted to the ledger.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub job_id: i64,
+    pub job: String,
+    pub trigger: Trigger,
+    pub scheduled_at: Option<Timestamp>,
+    /// `None`: a fresh key is made from the run's id.
+    pub idempotency_key: Option<String>,
+    pub parent_id: Option<i64>,
+    pub attempt: i64,
+    pub machine_id: String,
+    pub boot_id: String,
+    pub concurrency: Concurrency,
+    pub created_at: Timestamp,
+    /// For a scheduled fire: advance the job's `fired_through` to this instant in the
+    /// same transaction, so a fire is handled exactly once.
+    pub fired_through: Option<Timestamp>,
+    /// Which lease fences the admission.
+    pub fence: Fence,
+    /// For a resume: the trigger of the run first cut.
+    pub original_trigger: Option<Trigger>,
+    /// For a resume: the interrupted run whose debt this run settles, in the same
+    /// transaction (refused as already resolved if it was settled already), and a
+    /// note for its resolution.
+    pub resolves: Option<(i64, Option<String>)>,
+    /// Record the run as skipped with this reason (fires a catch-up policy passes over).
+    pub skip_reason: Option<String>,
+}
+
+impl NewRun {
+    /// A first attempt of `job` for `trigger`, created at `now` on this machine and boot;
+    /// callers set the fields that differ (scheduled time, parent, ...).
+    pub fn of(
+        job: &StoredJob,
+        trigger: Trigger,
+        machine_id: &str,
+        boot_id: &str,
+        now: Timestamp,
+    ) -> Self {
+        Self {
+            job_id: job.id,
+            job: job.spec.name.clone(),
+            trigger,
+            scheduled_at: None,
+            idempotency_key: None,
+            parent_id: None,
+            attempt: 1,
+            machine_id: machine_id.to_string(),
+            boot_id: boot_id.to_string(),
+            concurrency: job.spec.concurrency,
+            created_at: now,
+            fired_through: None,
+            fence: Fence::Host,
+            original_trigger: None,
+            resolves: None,
+            skip_reason: None,
+        }
+    }
+}
+
+/// What admitting a run did.
+#[derive(Debug, Clone)]
+pub struct Admission {
+    /// The new row: `queued`, or `skipped` (a forbidden overlap).
+    pub run: Run,
+    /// What its monitor must run, when it is queued.
+    pub plan: Option<MonitorPlan>,
+    /// Runs to cancel because the job's concurrency is `replace`.
+    pub replaced: Vec<ActiveRun>,
+}
+
+/// A run that has not ended, with what is needed to find its monitor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveRun {
+    pub id: i64,
+    pub job: String,
+    pub status: RunStatus,
+    pub machine_id: String,
+    pub boot_id: String,
+    pub monitor: Option<(u32, StartIdentity)>,
+    pub epoch: i64,
+    /// A cancel was asked for (its monitor may not have heard it yet).
+    pub cancel_requested: bool,
+}

@@ -1,0 +1,128 @@
+//! Runs as data: what a run executes ([`MonitorPlan`]), how it ends ([`RunEnd`]), and
+//! the words the ledger writes about them.
+//!
+//! The server writes a run's row (`queued`) and starts a per-run monitor process
+//! (`stead-monitor`), handing it a [`MonitorPlan`] on stdin. The monitor marks the run
+//! `running`, starts the command in a process group of its own, copies its output to the
+//! run's log, enforces the timeout, and records the [`RunEnd`] itself. Because the
+//! monitor, not the server, holds the child and writes its outcome, the server may stop,
+//! crash or be replaced while runs go on. The state machine is documented in
+//! `docs/ledger.md`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use stead_protocol::RunStatus;
+
+use crate::clock::rfc3339;
+use crate::records::NewRun;
+
+/// Everything a monitor needs to run one command; fixed when the run is created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MonitorPlan {
+    pub run_id: i64,
+    /// The ledger the monitor records into.
+    pub ledger: crate::locator::StoreLocator,
+    /// Program and arguments (a shell job is already `["sh", "-c", SCRIPT]`).
+    pub argv: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// Added to the monitor's own environment, including the `STEAD_*` run variables.
+    pub env: BTreeMap<String, String>,
+    pub timeout_ms: Option<u64>,
+    /// Between SIGTERM and SIGKILL when a run is cancelled or times out.
+    pub kill_grace_ms: u64,
+    pub log_path: PathBuf,
+    /// Output past this many bytes is discarded, with a note in the log.
+    pub log_max_bytes: u64,
+    /// Argument vectors tried in order after a genuine failure of `argv` (or of the
+    /// previous alternative). A cut stops the chain.
+    #[serde(default)]
+    pub alternatives: Vec<Vec<String>>,
+    /// A shell script run with `sh -c` after a genuine failure of the last command, with
+    /// the run (as recorded) as JSON on its stdin.
+    #[serde(default)]
+    pub on_failure: Option<String>,
+}
+
+/// The default cap on one run's log.
+pub const DEFAULT_LOG_MAX_BYTES: u64 = 32 * 1024 * 1024;
+/// The default time between SIGTERM and SIGKILL.
+pub const DEFAULT_KILL_GRACE_MS: u64 = 5_000;
+
+/// How a run ended, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunEnd {
+    /// A terminal status.
+    pub status: RunStatus,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub reason: Option<String>,
+    pub ended_at: Timestamp,
+}
+
+impl RunEnd {
+    /// The command exited with `code`: succeeded on 0, failed otherwise.
+    pub fn exited(code: i32, ended_at: Timestamp) -> Self {
+        Self {
+            status: if code == 0 {
+                RunStatus::Succeeded
+            } else {
+                RunStatus::Failed
+            },
+            exit_code: Some(code),
+            signal: None,
+            reason: (code != 0).then(|| format!("exited with code {code}")),
+            ended_at,
+        }
+    }
+
+    /// Ended with `status` for `reason`, with whatever exit code or signal applies.
+    pub fn with_reason(status: RunStatus, reason: impl Into<String>, ended_at: Timestamp) -> Self {
+        Self {
+            status,
+            exit_code: None,
+            signal: None,
+            reason: Some(reason.into()),
+            ended_at,
+        }
+    }
+}
+
+/// The reason and resolution of an interrupted run a receipt proved landed.
+pub const LANDED: &str = "landed, proven by receipt";
+
+/// The resolution written on a parent that run `id` resumes.
+pub fn resumed_as(id: i64, note: Option<&str>) -> String {
+    match note {
+        Some(note) => format!("resumed as run {id} ({note})"),
+        None => format!("resumed as run {id}"),
+    }
+}
+
+/// A key that names the work, not the attempt: a scheduled fire's key is its job and
+/// scheduled time, so any run for that fire (a resume, a catch-up) carries the same key.
+pub fn default_key(new: &NewRun, id: i64) -> String {
+    match new.scheduled_at {
+        Some(at) => format!("{}@{}", new.job, rfc3339(at)),
+        None => format!("{}#{id}", new.job),
+    }
+}
+
+/// The end a monitor records: a dependent run that fails while `restarting` (the first
+/// of its services being restarted) is being restarted was cut by the restart, so it is
+/// owed (interrupted), not failed.
+pub fn monitor_end(end: &RunEnd, restarting: Option<&str>) -> RunEnd {
+    match restarting {
+        Some(service) if end.status == RunStatus::Failed => RunEnd {
+            status: RunStatus::Interrupted,
+            reason: Some(format!(
+                "interrupted: its service {service} was being restarted ({})",
+                end.reason.as_deref().unwrap_or("it failed")
+            )),
+            ..end.clone()
+        },
+        _ => end.clone(),
+    }
+}

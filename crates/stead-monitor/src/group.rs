@@ -1,0 +1,155 @@
+//! The command's process group: starting the command as its leader, signalling the
+//! group, and telling whether anything in it is still alive.
+//!
+//! The group id is the leader's pid. The monitor leaves the leader unreaped (a zombie)
+//! until the group is empty, so the id cannot be reused by a stranger while the monitor
+//! may still signal it: a pid is never handed out while a group of that id exists.
+
+use std::os::fd::OwnedFd;
+use std::process::{ChildStdin, Command, Stdio};
+
+use rustix::process::{Pid, Signal};
+
+use stead_core::runs::MonitorPlan;
+
+/// A started command: the leader of its own process group, with its output pipes.
+#[derive(Debug)]
+pub struct Started {
+    pub leader: Pid,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+    /// Its stdin, when the command was set up with a pipe there.
+    pub stdin: Option<ChildStdin>,
+}
+
+/// `argv` as the plan runs its commands: with the plan's environment and working
+/// directory, stdin from /dev/null. The error is the reason, worded for the run's record.
+pub fn command(plan: &MonitorPlan, argv: &[String]) -> Result<Command, String> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err("the command is empty".into());
+    };
+    // The error of a failed chdir in the child reads like a missing program; name the
+    // directory instead.
+    if let Some(cwd) = &plan.cwd {
+        match std::fs::metadata(cwd) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "working directory {}: not a directory",
+                    cwd.display()
+                ));
+            }
+            Err(e) => return Err(format!("working directory {}: {e}", cwd.display())),
+        }
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(args).envs(&plan.env).stdin(Stdio::null());
+    if let Some(cwd) = &plan.cwd {
+        cmd.current_dir(cwd);
+    }
+    Ok(cmd)
+}
+
+/// Starts `cmd` in a new process group, its output to non-blocking pipes. The error is
+/// the reason, worded for the run's record.
+pub fn spawn(cmd: &mut Command) -> Result<Started, String> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("{}: {e}", cmd.get_program().to_string_lossy()))?;
+    let leader = Pid::from_child(&child);
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        unreachable!("both streams were asked for as pipes");
+    };
+    let (stdout, stderr) = (OwnedFd::from(stdout), OwnedFd::from(stderr));
+    for fd in [&stdout, &stderr] {
+        // Cannot fail on a pipe we own; were it to, a read would block until output
+        // arrives, which delays but loses nothing.
+        let _ = rustix::io::ioctl_fionbio(fd, true);
+    }
+    // Dropping `child` neither kills nor reaps it: the monitor reaps by pid.
+    Ok(Started {
+        leader,
+        stdout,
+        stderr,
+        stdin: child.stdin.take(),
+    })
+}
+
+/// Sends `sig` to the whole group. A group that is already gone is not an error.
+pub fn signal(leader: Pid, sig: Signal) {
+    let _ = rustix::process::kill_process_group(leader, sig);
+}
+
+/// How many processes of the group are alive (zombies count as dead).
+#[cfg(target_os = "linux")]
+pub fn live_members(leader: Pid) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let pgid = leader.as_raw_nonzero().get();
+    entries
+        .flatten()
+        .filter(|entry| {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
+            else {
+                return false;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            matches!(parse_stat(&stat), Some((state, group))
+                if group == pgid && state != "Z" && state != "X")
+        })
+        .count()
+}
+
+/// State (field 3) and process group (field 5) of a `/proc/PID/stat` line, counted
+/// from the last `)` because the command name may contain anything.
+#[cfg(target_os = "linux")]
+fn parse_stat(stat: &str) -> Option<(&str, i32)> {
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?;
+    let pgid = fields.nth(1)?.parse().ok()?;
+    Some((state, pgid))
+}
+
+/// How many processes of the group are alive (zombies count as dead).
+#[cfg(target_os = "macos")]
+pub fn live_members(leader: Pid) -> usize {
+    // From <sys/proc_info.h>; the libc crate does not export it.
+    const PROC_PGRP_ONLY: u32 = 2;
+    let mut pids = vec![0 as libc::pid_t; 4096];
+    let size = std::mem::size_of_val(pids.as_slice()) as libc::c_int;
+    // SAFETY: `pids` is writable for `size` bytes.
+    let bytes = unsafe {
+        libc::proc_listpids(
+            PROC_PGRP_ONLY,
+            leader.as_raw_nonzero().get() as u32,
+            pids.as_mut_ptr().cast(),
+            size,
+        )
+    };
+    let n = usize::try_from(bytes).unwrap_or(0) / std::mem::size_of::<libc::pid_t>();
+    pids[..n.min(pids.len())]
+        .iter()
+        .filter(|&&pid| pid > 0)
+        .filter(|&&pid| matches!(stead_core::identity::of_pid(pid as u32), Ok(Some(_))))
+        .count()
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_state_and_group_are_read_after_the_name() {
+        let line = "42 (a) b (c) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 9 1 1";
+        assert_eq!(parse_stat(line), Some(("S", 4242)));
+        assert_eq!(parse_stat("nonsense"), None);
+    }
+}

@@ -1,0 +1,271 @@
+//! The per-run monitor (`stead monitor`, a hidden subcommand of the one binary): one
+//! small process per run that marks the run
+//! running, runs its command in a process group of its own (then, should it genuinely
+//! fail, its alternatives), copies its output to the run's log, enforces its timeout,
+//! obeys cancel, kills whatever the command leaves behind, records how the run ended,
+//! and after a genuine failure runs the failure hook.
+//!
+//! The server starts it detached in a session of its own, with the [`MonitorPlan`] as
+//! JSON on stdin. Signals to the monitor: SIGUSR1 cancels the run; SIGTERM, SIGINT or
+//! SIGHUP stop the monitor, which stops the command first and records the run as
+//! `interrupted`; once the run is recorded, either kind stops the failure hook instead.
+//! The design is in `docs/ledger.md`.
+//!
+//! - [`signals`]: signal handlers feeding a self-pipe;
+//! - [`group`]: the command's process group;
+//! - [`reap`]: exit statuses and reaping;
+//! - [`log`]: the capped log file;
+//! - [`watch`]: the event loop;
+//! - [`chain`]: the command and its alternatives;
+//! - [`hook`]: the failure hook.
+
+mod chain;
+mod group;
+mod hook;
+mod log;
+mod reap;
+mod signals;
+mod watch;
+
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use stead_protocol::RunStatus;
+
+use self::chain::Chained;
+use self::log::Log;
+use self::signals::SignalPipe;
+use self::watch::{Ownership, Stop};
+use stead_core::identity;
+use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_store::{RunRecorder, StoreError};
+
+/// How long to keep retrying a ledger write that fails (the ledger may be busy, or its
+/// disk briefly unavailable) before giving up on it.
+const LEDGER_RETRY_FOR: Duration = Duration::from_secs(60);
+/// How often a monitor on a shared ledger asks whether its run is still its own: well
+/// within the time a lost host's debt takes to be resumed elsewhere (a lease, then the
+/// resume delay).
+const OWNERSHIP_CHECK: Duration = Duration::from_secs(2);
+const LEDGER_FIRST_PAUSE: Duration = Duration::from_millis(50);
+const LEDGER_LAST_PAUSE: Duration = Duration::from_secs(5);
+
+/// What a monitor did with its run.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The run was no longer queued (settled before it could start): nothing ran and
+    /// nothing was recorded.
+    NotQueued,
+    /// The run ended as `end`. `recorded` is false when someone else had settled it in
+    /// the meantime; their outcome stands.
+    Ended { end: RunEnd, recorded: bool },
+    /// The monitor could not read its own start identity, which the run's record must
+    /// carry; nothing ran, and the server settles the run when it finds it still queued.
+    NoIdentity(std::io::Error),
+    /// The ledger could not be written. `end` is what the run came to, if it started; the
+    /// server settles the run when it finds this monitor gone.
+    Unrecorded {
+        end: Option<RunEnd>,
+        error: StoreError,
+    },
+}
+
+/// Entry point of `stead monitor`: reads the plan from stdin, opens the ledger, runs.
+/// Exits 0 once the run is settled, 1 when the ledger could not be written.
+/// Closes stdout, which the server that started this monitor holds the other end of:
+/// the pipe closing tells it at once that the run's end is on the ledger, even while a
+/// failure hook keeps this process alive.
+fn announce_end() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = rustix::stdio::dup2_stdout(&null);
+    }
+}
+
+/// Writes one byte to stdout: the run is marked running. The server that started this
+/// monitor reads it and tells its watchers (the dashboard's event stream) at once. A
+/// server that is gone leaves a broken pipe, which changes nothing here.
+fn announce_start() {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(b"s").and_then(|()| out.flush());
+}
+
+pub fn main() -> i32 {
+    let mut input = String::new();
+    let plan = match std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| e.to_string())
+        .and_then(|_| serde_json::from_str::<MonitorPlan>(&input).map_err(|e| e.to_string()))
+    {
+        Ok(plan) => plan,
+        Err(e) => {
+            // Without a plan there is no log to write to; stderr is all there is.
+            eprintln!("stead monitor: failed to read the plan: {e}");
+            return 1;
+        }
+    };
+    let machine = stead_core::machine::machine_id().unwrap_or_default();
+    // A shared ledger may be restarting: the connection is retried as every write is.
+    let store = match with_retry(|| stead_store::open_recorder(&plan.ledger, &machine)) {
+        Ok(store) => store,
+        Err(e) => {
+            log::note_at(&plan.log_path, &format!("failed to start: {e}"));
+            return 1;
+        }
+    };
+    match run(&plan, store.as_ref()) {
+        Outcome::NotQueued | Outcome::Ended { .. } => 0,
+        Outcome::NoIdentity(_) | Outcome::Unrecorded { .. } => 1,
+    }
+}
+
+/// Runs `plan` to its end, recording into `recorder`.
+pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
+    // Orphaned descendants then come back to the monitor, to be reaped and killed,
+    // instead of escaping to init. Without it (not Linux, or refused) they are still
+    // found by process group.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    // Before the run is marked running: from then on the server may signal the monitor,
+    // and an unhandled SIGUSR1 would kill it.
+    let signals = SignalPipe::install();
+    let me = match identity::current() {
+        Ok(me) => me,
+        Err(e) => {
+            // A made-up identity would let the server take the monitor for dead.
+            log::note_at(
+                &plan.log_path,
+                &format!("failed to start: cannot read the monitor's identity: {e}"),
+            );
+            return Outcome::NoIdentity(e);
+        }
+    };
+    let marked = with_retry(|| {
+        recorder.mark_running(plan.run_id, std::process::id(), &me, Timestamp::now())
+    });
+    match marked {
+        Ok(true) => announce_start(),
+        Ok(false) => return Outcome::NotQueued,
+        Err(error) => {
+            log::note_at(&plan.log_path, &format!("failed to start: {error}"));
+            return Outcome::Unrecorded { end: None, error };
+        }
+    }
+    let (chained, session) = match Session::open(plan, signals) {
+        Ok(mut session) => (session.execute(plan, recorder), Some(session)),
+        Err(end) => (Chained { end, halted: None }, None),
+    };
+    let finished = with_retry(|| recorder.finish(plan.run_id, &chained.end));
+    announce_end();
+    match finished {
+        Ok(recorded) => {
+            // Only once the end is recorded, so that the hook reads the final run; and
+            // only by the monitor that recorded it.
+            if recorded && let Some(mut session) = session {
+                hook::after(
+                    plan,
+                    recorder,
+                    &chained,
+                    &mut session.signals,
+                    &mut session.log,
+                );
+            }
+            Outcome::Ended {
+                end: chained.end,
+                recorded,
+            }
+        }
+        Err(error) => {
+            log::note_at(
+                &plan.log_path,
+                &format!("failed to record the run's end: {error}"),
+            );
+            Outcome::Unrecorded {
+                end: Some(chained.end),
+                error,
+            }
+        }
+    }
+}
+
+/// The log and the signals, for the commands and the failure hook.
+struct Session {
+    signals: SignalPipe,
+    log: Log,
+}
+
+impl Session {
+    /// Opens the log and takes the signals; when either fails, that is the run's end.
+    fn open(plan: &MonitorPlan, signals: std::io::Result<SignalPipe>) -> Result<Self, RunEnd> {
+        let mut log = match Log::open(&plan.log_path, plan.log_max_bytes) {
+            Ok(log) => log,
+            Err(e) => {
+                let detail = format!("cannot open the log {}: {e}", plan.log_path.display());
+                return Err(failed_to_start(None, &detail));
+            }
+        };
+        match signals {
+            Ok(signals) => Ok(Self { signals, log }),
+            Err(e) => Err(failed_to_start(
+                Some(&mut log),
+                &format!("cannot handle signals: {e}"),
+            )),
+        }
+    }
+
+    /// Runs the command (and its alternatives) to the run's end.
+    fn execute(&mut self, plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Chained {
+        // A cancel or stop that arrived while the run was being marked: start nothing.
+        if let Some(stop) = self.signals.take().into_iter().find_map(Stop::from_signal) {
+            let reason = format!("{} before it started", stop.reason());
+            self.log.note(&reason);
+            return Chained {
+                end: RunEnd::with_reason(stop.status(), reason, Timestamp::now()),
+                halted: Some(stop),
+            };
+        }
+        let restarting = || recorder.restarting_service(plan.run_id).ok().flatten();
+        // On a shared ledger a server that judged this host lost may end the run while
+        // its command runs: asked now and then, so the work is not done twice. An
+        // unreadable ledger leaves the run going.
+        let still_ours =
+            || !matches!(recorder.run(plan.run_id), Ok(Some(run)) if run.status.is_terminal());
+        let ownership = plan.ledger.is_shared().then_some(Ownership {
+            every: OWNERSHIP_CHECK,
+            still_ours: &still_ours,
+        });
+        chain::run(
+            plan,
+            &mut self.signals,
+            &mut self.log,
+            &restarting,
+            ownership,
+        )
+    }
+}
+
+fn failed_to_start(log: Option<&mut Log>, detail: &str) -> RunEnd {
+    let reason = format!("failed to start: {detail}");
+    if let Some(log) = log {
+        log.note(&reason);
+    }
+    RunEnd::with_reason(RunStatus::Failed, reason, Timestamp::now())
+}
+
+/// Calls `write` until it succeeds, pausing with backoff, for up to
+/// [`LEDGER_RETRY_FOR`].
+fn with_retry<T>(mut write: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let give_up = Instant::now() + LEDGER_RETRY_FOR;
+    let mut pause = LEDGER_FIRST_PAUSE;
+    loop {
+        match write() {
+            Ok(value) => return Ok(value),
+            Err(e) if Instant::now() + pause >= give_up => return Err(e),
+            Err(_) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(LEDGER_LAST_PAUSE);
+            }
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! The event loop that watches a started command until its process group is gone, and
+//! the [`RunEnd`] it comes to. The run's command, each alternative and the failure hook
+//! are all watched by it, each within its [`Limits`].
+//!
+//! One thread, one `poll` over the command's stdout and stderr and the signal pipe,
+//! sleeping until the next deadline: the timeout, a due SIGKILL, a check on the group,
+//! or the end of the final drain. Stopping the command (cancel, timeout, the monitor
+//! itself being stopped) is always the same escalation on the whole group: SIGTERM,
+//! then SIGKILL after the grace if anything in it is still alive.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::process::{Pid, Signal};
+use stead_protocol::RunStatus;
+
+use super::group::{self, Started};
+use super::log::Log;
+use super::reap::{self, ChildExit};
+use super::signals::SignalPipe;
+use stead_core::runs::RunEnd;
+
+/// How long to wait for the output pipes to close once the group is gone: a descendant
+/// that escaped the group (setsid) may hold them open indefinitely.
+const DRAIN: Duration = Duration::from_secs(1);
+
+/// The longest single sleep while a wall-clock deadline is pending: `poll` sleeps on the
+/// monotonic clock, which stands still while the machine is suspended.
+const WALL_CLOCK_RECHECK: Duration = Duration::from_secs(10);
+
+/// Bounds of the backoff between checks of a group that outlived its leader. Most
+/// deaths are announced by SIGCHLD (orphans are the monitor's children); this catches
+/// members whose parent is some other process.
+const FIRST_RECHECK: Duration = Duration::from_millis(10);
+const LAST_RECHECK: Duration = Duration::from_secs(1);
+
+/// Why the monitor is stopping the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGUSR1 from the server.
+    Cancelled,
+    /// The monitor itself received this signal.
+    Interrupted(i32),
+    /// The timeout, in milliseconds, ran out.
+    TimedOut(u64),
+    /// The run was ended on the ledger by a server while its command still ran: its host
+    /// was judged lost. The work is someone else's debt now, so the command stops.
+    Settled,
+}
+
+impl Stop {
+    /// The stop a signal to the monitor asks for, if any.
+    pub fn from_signal(sig: i32) -> Option<Self> {
+        match sig {
+            libc::SIGUSR1 => Some(Stop::Cancelled),
+            libc::SIGTERM | libc::SIGINT | libc::SIGHUP => Some(Stop::Interrupted(sig)),
+            _ => None,
+        }
+    }
+
+    pub fn status(self) -> RunStatus {
+        match self {
+            Stop::Cancelled => RunStatus::Cancelled,
+            Stop::Interrupted(_) | Stop::Settled => RunStatus::Interrupted,
+            Stop::TimedOut(_) => RunStatus::Failed,
+        }
+    }
+
+    /// Whether the stop cuts the job short by stead's own lifecycle (cancel, the monitor
+    /// being stopped), as opposed to a timeout, which is the job's own failure.
+    pub fn is_cut(self) -> bool {
+        !matches!(self, Stop::TimedOut(_))
+    }
+
+    pub fn reason(self) -> String {
+        match self {
+            Stop::Cancelled => "cancelled".into(),
+            Stop::Interrupted(sig) => format!(
+                "interrupted: the monitor received {}",
+                reap::signal_name(sig)
+            ),
+            Stop::TimedOut(ms) => format!("timed out after {}", readable(ms)),
+            Stop::Settled => {
+                "interrupted: the ledger says its run already ended (its host was judged lost)"
+                    .into()
+            }
+        }
+    }
+}
+
+fn readable(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        stead_core::schedule::format_duration(Duration::from_millis(ms))
+    }
+}
+
+/// What bounds a watched command: a timeout, and the grace between SIGTERM and SIGKILL.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// When the command times out, in wall time, with the timeout in milliseconds. Fixed
+    /// once, so that a run's alternatives share its timeout.
+    deadline: Option<(Timestamp, u64)>,
+    kill_grace: Duration,
+}
+
+impl Limits {
+    /// A timeout of `timeout_ms` (if any) counted from now, and a grace of `kill_grace_ms`.
+    pub fn from_now(timeout_ms: Option<u64>, kill_grace_ms: u64) -> Self {
+        let deadline = timeout_ms.map(|ms| {
+            let at = Timestamp::now()
+                .checked_add(Duration::from_millis(ms))
+                .unwrap_or(Timestamp::MAX);
+            (at, ms)
+        });
+        Self {
+            deadline,
+            kill_grace: Duration::from_millis(kill_grace_ms),
+        }
+    }
+
+    /// The timeout's stop, once the deadline has passed.
+    pub fn expired(&self) -> Option<Stop> {
+        let (at, ms) = self.deadline?;
+        (Timestamp::now() >= at).then_some(Stop::TimedOut(ms))
+    }
+}
+
+/// How a watched command ended.
+#[derive(Debug)]
+pub struct Watched {
+    pub end: RunEnd,
+    /// Why the monitor stopped the command, if it did; `end` then says so.
+    pub stop: Option<Stop>,
+    /// A stop asked for once the command had exited by itself: too late to change how it
+    /// ended, but nothing more may be started.
+    pub late: Option<Stop>,
+}
+
+/// How often, and how, a monitor on a shared ledger asks whether its run is still its
+/// own (not ended by a server that judged its host lost).
+#[derive(Clone, Copy)]
+pub struct Ownership<'a> {
+    pub every: Duration,
+    pub still_ours: &'a dyn Fn() -> bool,
+}
+
+/// Watches `started` to the end: copies its output to `log`, enforces the timeout of
+/// `limits`, obeys the signals, stops when `ownership` says the run is no longer its
+/// own, kills what is left of its group, and reaps.
+pub fn watch(
+    limits: &Limits,
+    started: Started,
+    signals: &mut SignalPipe,
+    log: &mut Log,
+    ownership: Option<Ownership<'_>>,
+) -> Watched {
+    let mut watch = Watch {
+        limits: *limits,
+        leader: started.leader,
+        pipes: [Some(started.stdout), Some(started.stderr)],
+        exit: None,
+        stop: None,
+        late: None,
+        leftovers: 0,
+        kill_at: None,
+        recheck_at: None,
+        recheck: FIRST_RECHECK,
+        drain_until: None,
+        own_check_at: ownership.map(|o| Instant::now() + o.every),
+    };
+    let exit = loop {
+        if let Some(exit) = watch.finished() {
+            break exit;
+        }
+        let timeout = watch.next_wake();
+        watch.wait(timeout, signals, log);
+        for sig in signals.take() {
+            watch.on_signal(sig);
+        }
+        watch.on_time();
+        if let Some(own) = ownership
+            && watch.own_check_at.is_some_and(|at| Instant::now() >= at)
+        {
+            watch.own_check_at = Some(Instant::now() + own.every);
+            if watch.exit.is_none() && watch.stop.is_none() && !(own.still_ours)() {
+                log.note(&Stop::Settled.reason());
+                watch.request_stop(Stop::Settled);
+            }
+        }
+    };
+    reap::reap_all();
+    Watched {
+        end: watch.end(exit),
+        stop: watch.stop,
+        late: watch.late,
+    }
+}
+
+struct Watch {
+    limits: Limits,
+    leader: Pid,
+    /// stdout and stderr, until each reaches end of file.
+    pipes: [Option<OwnedFd>; 2],
+    /// The leader's exit, once it has exited (it stays unreaped until the end).
+    exit: Option<ChildExit>,
+    stop: Option<Stop>,
+    /// A stop asked for after the leader had exited by itself.
+    late: Option<Stop>,
+    /// Processes still alive in the group when the leader exited by itself.
+    leftovers: usize,
+    /// When SIGKILL is due, once the group has been sent SIGTERM.
+    kill_at: Option<Instant>,
+    /// When to next count the group's live members, once the leader has exited; `None`
+    /// once the group is empty (it cannot fill again: only its members could join it).
+    recheck_at: Option<Instant>,
+    recheck: Duration,
+    /// When to stop waiting for the pipes, once the group is empty.
+    drain_until: Option<Instant>,
+    /// When to next ask the ledger whether the run is still this monitor's.
+    own_check_at: Option<Instant>,
+}
+
+impl Watch {
+    /// The leader's exit, once the group is empty and the output drained (or the drain
+    /// ran out of time).
+    fn finished(&mut self) -> Option<ChildExit> {
+        let exit = self.exit?;
+        let now = Instant::now();
+        if self.recheck_at.is_some_and(|at| at <= now) {
+            if group::live_members(self.leader) == 0 {
+                self.recheck_at = None;
+                self.kill_at = None;
+                self.drain_until = Some(now + DRAIN);
+            } else {
+                self.recheck_at = Some(now + self.recheck);
+                self.recheck = (self.recheck * 2).min(LAST_RECHECK);
+            }
+        }
+        let until = self.drain_until?;
+        let drained = self.pipes.iter().all(Option::is_none);
+        (drained || now >= until).then_some(exit)
+    }
+
+    /// How long `poll` may sleep: until the earliest pending deadline, or indefinitely.
+    fn next_wake(&self) -> Option<Duration> {
+        let now = Instant::now();
+        let timeout = self
+            .limits
+            .deadline
+            .filter(|_| self.exit.is_none() && self.stop.is_none());
+        let timeout = timeout.map(|(at, _)| {
+            let left = at.duration_since(Timestamp::now());
+            Duration::try_from(left)
+                .unwrap_or(Duration::ZERO)
+                .min(WALL_CLOCK_RECHECK)
+        });
+        let own_check = self
+            .own_check_at
+            .filter(|_| self.exit.is_none() && self.stop.is_none());
+        [self.kill_at, self.recheck_at, self.drain_until, own_check]
+            .into_iter()
+            .flatten()
+            .map(|at| at.saturating_duration_since(now))
+            .chain(timeout)
+            .min()
+    }
+
+    /// Sleeps until output, a signal or `timeout`; copies whatever output is ready.
+    fn wait(&mut self, timeout: Option<Duration>, signals: &SignalPipe, log: &mut Log) {
+        let mut ready = [false; 2];
+        {
+            let mut fds = vec![PollFd::from_borrowed_fd(signals.fd(), PollFlags::IN)];
+            let mut which = Vec::with_capacity(2);
+            for (i, pipe) in self.pipes.iter().enumerate() {
+                if let Some(fd) = pipe {
+                    fds.push(PollFd::new(fd, PollFlags::IN));
+                    which.push(i);
+                }
+            }
+            let timeout = timeout.map(|d| {
+                Timespec::try_from(d).unwrap_or(Timespec {
+                    tv_sec: i64::MAX,
+                    tv_nsec: 0,
+                })
+            });
+            // EINTR: a signal arrived, and its byte is waiting in the signal pipe.
+            if rustix::event::poll(&mut fds, timeout.as_ref()).is_err() {
+                return;
+            }
+            for (fd, &i) in fds[1..].iter().zip(&which) {
+                ready[i] = !fd.revents().is_empty();
+            }
+        }
+        for (i, ready) in ready.into_iter().enumerate() {
+            if ready {
+                self.read(i, log);
+            }
+        }
+    }
+
+    fn read(&mut self, i: usize, log: &mut Log) {
+        let Some(fd) = &self.pipes[i] else { return };
+        let mut buf = [0u8; 16 * 1024];
+        match rustix::io::read(fd.as_fd(), &mut buf) {
+            Ok(0) => self.pipes[i] = None,
+            Ok(n) => log.output(&buf[..n]),
+            Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {}
+            Err(_) => self.pipes[i] = None,
+        }
+    }
+
+    fn on_signal(&mut self, sig: i32) {
+        if sig == libc::SIGCHLD {
+            if self.exit.is_none() {
+                if let Some(exit) = reap::reap_except(self.leader) {
+                    self.on_exit(exit);
+                }
+            } else {
+                reap::reap_except(self.leader);
+            }
+            // A death in the group: count it again now rather than at the next backoff.
+            if self.recheck_at.is_some() {
+                self.recheck_at = Some(Instant::now());
+            }
+        } else if let Some(stop) = Stop::from_signal(sig) {
+            self.request_stop(stop);
+        }
+    }
+
+    fn on_exit(&mut self, exit: ChildExit) {
+        self.exit = Some(exit);
+        self.recheck_at = Some(Instant::now());
+        if self.stop.is_none() {
+            // Whatever outlived the leader is left over: the run is over, so it goes.
+            self.leftovers = group::live_members(self.leader);
+            if self.leftovers > 0 {
+                self.terminate();
+            }
+        }
+    }
+
+    fn request_stop(&mut self, stop: Stop) {
+        if self.exit.is_none() && self.stop.is_none() {
+            self.stop = Some(stop);
+            self.terminate();
+            return;
+        }
+        if self.stop.is_none() {
+            self.late.get_or_insert(stop);
+        }
+        if self.kill_at.is_some() {
+            // Asked while the group is being stopped: skip the rest of the grace.
+            self.kill();
+        }
+    }
+
+    fn on_time(&mut self) {
+        if self.exit.is_none()
+            && self.stop.is_none()
+            && let Some(stop) = self.limits.expired()
+        {
+            self.request_stop(stop);
+        }
+        if self.kill_at.is_some_and(|at| Instant::now() >= at) {
+            self.kill();
+        }
+    }
+
+    fn terminate(&mut self) {
+        group::signal(self.leader, Signal::TERM);
+        self.kill_at = Some(Instant::now() + self.limits.kill_grace);
+    }
+
+    fn kill(&mut self) {
+        group::signal(self.leader, Signal::KILL);
+        self.kill_at = None;
+        if self.recheck_at.is_some() {
+            self.recheck_at = Some(Instant::now());
+        }
+    }
+
+    fn end(&self, exit: ChildExit) -> RunEnd {
+        let now = Timestamp::now();
+        let mut end = match (self.stop, exit) {
+            (None, ChildExit::Code(code)) => RunEnd::exited(code, now),
+            (None, ChildExit::Signal(sig)) => RunEnd {
+                signal: Some(sig),
+                ..RunEnd::with_reason(
+                    RunStatus::Failed,
+                    format!("killed by signal {sig} ({})", reap::signal_name(sig)),
+                    now,
+                )
+            },
+            // A timed-out command may have died of SIGTERM or SIGKILL, or exited on its
+            // own while being stopped: worth recording. A cancel or an interruption is
+            // stead's own doing, and how the command then died says nothing more.
+            (Some(stop @ Stop::TimedOut(_)), exit) => RunEnd {
+                exit_code: exit.code(),
+                signal: exit.signal(),
+                ..RunEnd::with_reason(RunStatus::Failed, stop.reason(), now)
+            },
+            (Some(stop), _) => RunEnd::with_reason(stop.status(), stop.reason(), now),
+        };
+        if self.leftovers > 0 {
+            let plural = if self.leftovers == 1 { "" } else { "es" };
+            let note = format!("killed {} leftover process{plural}", self.leftovers);
+            end.reason = Some(match end.reason {
+                Some(reason) => format!("{reason}; {note}"),
+                None => note,
+            });
+        }
+        end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_read_well() {
+        assert_eq!(readable(300), "300ms");
+        assert_eq!(readable(90_000), "1m30s");
+        assert_eq!(readable(3_600_000), "1h");
+    }
+}

@@ -1,0 +1,32 @@
+//! `run_now`: a run of a job, now (trigger `on_demand`, subject to its concurrency
+//! policy).
+
+use std::sync::Arc;
+
+use stead_core::records::NewRun;
+use stead_protocol::{ErrorBody, ErrorCode, Run, RunNow, Trigger};
+
+use super::Answer;
+use crate::ledger::blocking;
+use crate::runs;
+use crate::shared::Shared;
+
+pub async fn handle(shared: &Arc<Shared>, params: RunNow) -> Answer<Run> {
+    let name = params.job.clone();
+    let job = blocking(shared, move |s| s.world.store.job_get(&name))
+        .await?
+        .ok_or_else(|| {
+            ErrorBody::new(
+                ErrorCode::NotFound,
+                format!("no job named {:?}", params.job),
+            )
+        })?;
+    let new = NewRun::of(
+        &job,
+        Trigger::OnDemand,
+        shared.queue_host(),
+        &shared.boot_id,
+        shared.world.clock.now(),
+    );
+    runs::start(shared, &job, new).await
+}

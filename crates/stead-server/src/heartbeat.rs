@@ -1,0 +1,99 @@
+//! The heartbeat: renews the lease every heartbeat interval, and at once when a request
+//! finds it expired (the server just woke from a sleep).
+//!
+//! A renewal that finds the lease expired but still ours re-arms it; only a renewal that
+//! finds another epoch or owner stops the server. Between renewals the task sleeps: an
+//! idle server wakes once per heartbeat and for nothing else.
+
+use std::sync::Arc;
+
+use tracing::{debug, error, info, warn};
+
+use super::shared::{Shared, StopReason};
+use crate::lock;
+use stead_core::clock::rfc3339;
+use stead_core::lease::{self, RenewOutcome};
+
+pub async fn run(shared: Arc<Shared>) {
+    let interval = shared.world.config.timings.heartbeat;
+    loop {
+        tokio::select! {
+            biased;
+            () = shared.stop.cancelled() => return,
+            () = tokio::time::sleep(interval) => {}
+            () = shared.renew_now.notified() => {}
+        }
+        if !renew(&shared).await {
+            return;
+        }
+    }
+}
+
+/// One renewal. Returns false once the server must stop.
+async fn renew(shared: &Arc<Shared>) -> bool {
+    let ttl = stead_core::clock::span(shared.world.config.timings.lease);
+    let task = {
+        let shared = shared.clone();
+        tokio::task::spawn_blocking(move || {
+            let held = shared.lease();
+            let now = shared.world.clock.now();
+            let outcome = shared.world.store.renew_lease(&held, now, ttl);
+            if let Ok(RenewOutcome::Renewed { .. }) = &outcome {
+                // A starter that lost the lease race may have left its own record behind.
+                match lock::reassert(&shared.lock_paths, &shared.lock_record, || {
+                    !shared.stop.is_cancelled()
+                }) {
+                    Ok(true) => info!("rewrote the lock file, which no longer named this server"),
+                    Ok(false) => {}
+                    Err(e) => warn!(cause = %e, "failed to check the lock file"),
+                }
+                // A cleaner of /tmp (or a person) may have removed the socket file: the
+                // server would serve nobody while renewing its lease for ever.
+                if !shared.socket_is_ours() {
+                    shared.rebind.notify_one();
+                }
+            }
+            (held, now, outcome)
+        })
+    };
+    let (held, now, outcome) = match task.await {
+        Ok(result) => result,
+        Err(e) => {
+            error!(cause = %e, "lease renewal task failed");
+            return true;
+        }
+    };
+    if shared.stop.is_cancelled() {
+        // Stopping: the release may already have cleared the row; that is no supersession.
+        return false;
+    }
+    match outcome {
+        Ok(RenewOutcome::Renewed { expires_at }) => {
+            if held.expires_at <= now {
+                info!(
+                    expired_at = %rfc3339(held.expires_at),
+                    expires_at = %rfc3339(expires_at),
+                    "re-armed our own expired lease (the server was asleep or frozen)"
+                );
+            } else {
+                debug!(expires_at = %rfc3339(expires_at), "renewed the lease");
+            }
+            shared.set_lease_expiry(expires_at);
+            shared.metrics.lease_renewal("renewed");
+            true
+        }
+        Ok(RenewOutcome::Superseded(row)) => {
+            let why = lease::supersession(&held, &row);
+            error!(epoch = held.epoch, "{why}; stopping");
+            shared.metrics.lease_renewal("lost");
+            shared.begin_stop(StopReason::Superseded(why));
+            false
+        }
+        Err(e) => {
+            // The lease stays ours until someone else claims it; the next beat retries.
+            warn!(cause = %e, "failed to renew the lease; retrying at the next heartbeat");
+            shared.metrics.lease_renewal("failed");
+            true
+        }
+    }
+}

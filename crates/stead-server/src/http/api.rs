@@ -1,0 +1,276 @@
+//! The JSON endpoints: each one a protocol method with its parameters taken from the
+//! path and query, answered through the same dispatcher as the socket, so the shapes are
+//! the CLI's `--json`.
+//!
+//! [`method_routes`] says, for every method, where it is served over HTTP (or that it is
+//! not): an exhaustive match, so a method added to the protocol does not compile until
+//! it is given its routes or explicitly none. The router and `GET /api` are built from
+//! it, and `docs/openapi.yaml` is checked against the live routes.
+
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use stead_protocol::{
+    Empty, JobName, MethodId, ReadinessParams, Request, RunFilter, RunId, RunNow, SetEnabled,
+};
+
+use super::{App, error, no_store, path_error, query_error, status_of};
+use crate::dispatch;
+use crate::ledger::blocking;
+
+/// One route: its HTTP method, its path, and the handler.
+pub struct Route {
+    pub verb: &'static str,
+    pub path: &'static str,
+    handler: MethodRouter<App>,
+}
+
+fn route(verb: &'static str, path: &'static str, handler: MethodRouter<App>) -> Route {
+    Route {
+        verb,
+        path,
+        handler,
+    }
+}
+
+/// Where each protocol method is served over HTTP.
+pub fn method_routes(method: MethodId) -> Vec<Route> {
+    match method {
+        MethodId::Status => vec![route("GET", "/api/status", get(status))],
+        MethodId::JobList => vec![route("GET", "/api/jobs", get(jobs))],
+        MethodId::JobGet => vec![route("GET", "/api/jobs/{name}", get(job))],
+        MethodId::RunNow => vec![route("POST", "/api/jobs/{name}/run", post(run_now))],
+        MethodId::JobSetEnabled => vec![
+            route("POST", "/api/jobs/{name}/enable", post(enable)),
+            route("POST", "/api/jobs/{name}/disable", post(disable)),
+        ],
+        MethodId::RunList => vec![route("GET", "/api/runs", get(runs))],
+        MethodId::RunGet => vec![route("GET", "/api/runs/{id}", get(run))],
+        MethodId::RunCancel => vec![route("POST", "/api/runs/{id}/cancel", post(cancel))],
+        MethodId::ServiceList => vec![route("GET", "/api/services", get(services))],
+        MethodId::HoldList => vec![route("GET", "/api/holds", get(holds))],
+        MethodId::Readiness => vec![route("GET", "/api/readiness", get(readiness))],
+        MethodId::Hosts => vec![route("GET", "/api/hosts", get(hosts))],
+        // Not offered over HTTP: lifecycle and write methods the dashboard does not use,
+        // and waiting calls, which the event stream replaces.
+        MethodId::Stop
+        | MethodId::JobAdd
+        | MethodId::JobRemove
+        | MethodId::Apply
+        | MethodId::RunWait
+        | MethodId::ServiceAdd
+        | MethodId::ServiceRemove
+        | MethodId::HoldAcquire
+        | MethodId::HoldRelease
+        | MethodId::RestartBegin
+        | MethodId::RestartEnd
+        | MethodId::Http => Vec::new(),
+    }
+}
+
+/// The routes that are not a protocol method: the index, the run log (`log.rs`), the
+/// event stream (`events.rs`) and the metrics.
+const OTHER_ROUTES: &[(&str, &str)] = &[
+    ("GET", "/api"),
+    ("GET", "/api/runs/{id}/log"),
+    ("GET", "/api/events"),
+    ("GET", "/metrics"),
+];
+
+/// Every route of the API, as `GET /api` lists them (and `docs/openapi.yaml` documents).
+pub fn endpoints() -> Vec<(&'static str, &'static str)> {
+    let mut all: Vec<(&str, &str)> = OTHER_ROUTES.to_vec();
+    for &method in MethodId::ALL {
+        all.extend(method_routes(method).iter().map(|r| (r.verb, r.path)));
+    }
+    all.sort_by_key(|&(verb, path)| (path, verb));
+    all
+}
+
+pub fn routes() -> Router<App> {
+    let mut router = Router::new()
+        .route("/api", get(index))
+        .route("/metrics", get(metrics));
+    for &method in MethodId::ALL {
+        for r in method_routes(method) {
+            router = router.route(r.path, r.handler);
+        }
+    }
+    router
+}
+
+/// Answers a request with its result as JSON (`success` status) or its error with the
+/// status that fits.
+async fn call(app: &App, request: Request, success: StatusCode) -> Response {
+    match dispatch::call(&app.shared, request).await {
+        Ok(result) => (success, no_store(), Json(result)).into_response(),
+        Err(body) => error(status_of(body.code), body),
+    }
+}
+
+async fn get_call(app: &App, request: Request) -> Response {
+    call(app, request, StatusCode::OK).await
+}
+
+async fn index() -> Response {
+    let endpoints: Vec<Value> = endpoints()
+        .into_iter()
+        .map(|(method, path)| json!({ "method": method, "path": path }))
+        .collect();
+    (
+        no_store(),
+        Json(json!({
+            "protocol": stead_protocol::PROTOCOL,
+            "version": crate::VERSION,
+            "endpoints": endpoints,
+        })),
+    )
+        .into_response()
+}
+
+async fn status(State(app): State<App>) -> Response {
+    get_call(&app, Request::Status(Empty {})).await
+}
+
+async fn jobs(State(app): State<App>) -> Response {
+    get_call(&app, Request::JobList(Empty {})).await
+}
+
+async fn job(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
+    match name {
+        Ok(Path(name)) => get_call(&app, Request::JobGet(JobName { name })).await,
+        Err(e) => path_error(&e),
+    }
+}
+
+async fn run_now(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
+    match name {
+        Ok(Path(job)) => call(&app, Request::RunNow(RunNow { job }), StatusCode::CREATED).await,
+        Err(e) => path_error(&e),
+    }
+}
+
+async fn enable(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
+    set_enabled(&app, name, true).await
+}
+
+async fn disable(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
+    set_enabled(&app, name, false).await
+}
+
+async fn set_enabled(
+    app: &App,
+    name: Result<Path<String>, PathRejection>,
+    enabled: bool,
+) -> Response {
+    match name {
+        Ok(Path(name)) => get_call(app, Request::JobSetEnabled(SetEnabled { name, enabled })).await,
+        Err(e) => path_error(&e),
+    }
+}
+
+async fn runs(
+    State(app): State<App>,
+    filter: Result<Query<RunFilter>, QueryRejection>,
+) -> Response {
+    match filter {
+        Ok(Query(filter)) => get_call(&app, Request::RunList(filter)).await,
+        Err(e) => query_error(&e),
+    }
+}
+
+async fn run(State(app): State<App>, id: Result<Path<i64>, PathRejection>) -> Response {
+    match id {
+        Ok(Path(id)) => get_call(&app, Request::RunGet(RunId { id })).await,
+        Err(e) => path_error(&e),
+    }
+}
+
+async fn cancel(State(app): State<App>, id: Result<Path<i64>, PathRejection>) -> Response {
+    match id {
+        Ok(Path(id)) => get_call(&app, Request::RunCancel(RunId { id })).await,
+        Err(e) => path_error(&e),
+    }
+}
+
+async fn services(State(app): State<App>) -> Response {
+    get_call(&app, Request::ServiceList(Empty {})).await
+}
+
+async fn holds(State(app): State<App>) -> Response {
+    get_call(&app, Request::HoldList(Empty {})).await
+}
+
+async fn hosts(State(app): State<App>) -> Response {
+    get_call(&app, Request::Hosts(Empty {})).await
+}
+
+/// What `/api/readiness` accepts: the gate's question without its long-poll parts.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadinessQuery {
+    service: Option<String>,
+    window: Option<String>,
+}
+
+async fn readiness(
+    State(app): State<App>,
+    query: Result<Query<ReadinessQuery>, QueryRejection>,
+) -> Response {
+    match query {
+        Ok(Query(q)) => {
+            let params = ReadinessParams {
+                service: q.service,
+                window: q.window,
+                wait_ms: None,
+                unless: None,
+            };
+            get_call(&app, Request::Readiness(params)).await
+        }
+        Err(e) => query_error(&e),
+    }
+}
+
+async fn metrics(State(app): State<App>) -> Response {
+    let read = blocking(&app.shared, |s| {
+        let counts = s.world.store.run_counts()?;
+        let jobs = s.world.store.job_list()?.len();
+        Ok((counts, jobs))
+    })
+    .await;
+    match read {
+        Ok((counts, jobs)) => (
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            no_store(),
+            app.shared.metrics.render(&counts, jobs),
+        )
+            .into_response(),
+        Err(body) => error(status_of(body.code), body),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_is_listed_once_and_every_path_is_routed_once() {
+        let all = endpoints();
+        let mut seen = std::collections::BTreeSet::new();
+        for endpoint in &all {
+            assert!(seen.insert(*endpoint), "{endpoint:?} is listed twice");
+        }
+        // Building the router panics on a path registered twice with one verb.
+        let _ = routes();
+        assert!(all.contains(&("POST", "/api/jobs/{name}/run")));
+        assert!(all.contains(&("GET", "/api/runs/{id}/log")));
+    }
+}

@@ -1,0 +1,193 @@
+//! The daemon: `stead serve`, one per state directory.
+//!
+//! [`run`] receives its world (state paths, config, store, clock) and a stop future; a
+//! test starts a whole server in its own process in one line with
+//! `testing::TestServer` (feature `testing`). The sequence:
+//!
+//! 1. [`startup`]: take the lock file ([`lock`]), claim the epoch lease, bind the socket;
+//! 2. serve: accept connections (`connection`), answer requests (`dispatch`, one handler
+//!    per method in `handlers`), renew the lease (`heartbeat`), fire jobs
+//!    (`scheduler`), resume cut runs (`resume`), start and watch runs' monitors (`runs`),
+//!    and on a shared ledger take part in the cluster (`cluster`);
+//! 3. `shutdown`: release everything a successor needs *first* (socket, lease, lock
+//!    file), then drain. A server frozen or slow during its drain blocks nobody.
+//!
+//! Handlers reach the ledger through `ledger` (blocking calls off the async threads,
+//! store errors as protocol errors). The HTTP API and the dashboard (`http`, feature
+//! `http`) call the same dispatcher; the rest of the server sees them only through
+//! `web`. Where a new method goes is told in `docs/architecture.md`.
+
+mod cluster;
+mod connection;
+// `call` serves the HTTP API (and in-process tests) beside the socket's `handle`.
+#[cfg_attr(not(any(feature = "http", feature = "testing")), allow(dead_code))]
+mod dispatch;
+pub mod fsutil;
+mod handlers;
+mod heartbeat;
+#[cfg(feature = "http")]
+mod http;
+mod ledger;
+pub mod lock;
+// Collected always; rendered only by the HTTP API's `/metrics`.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+mod metrics;
+mod resume;
+mod runs;
+mod scheduler;
+mod shared;
+mod shutdown;
+pub mod startup;
+#[cfg(feature = "testing")]
+pub mod testing;
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+mod web;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use stead_client::config::Config;
+use stead_client::paths::StatePaths;
+use stead_core::clock::SharedClock;
+use stead_core::locator::StoreLocator;
+use stead_protocol::Hello;
+use stead_store::Store;
+use tokio_util::task::TaskTracker;
+use tracing::{error, info, warn};
+
+use crate::lock::LockRecord;
+use shared::Shared;
+pub use shared::StopReason;
+use startup::{StartError, Startup};
+
+/// The version of this build, reported in hello lines and `stead status`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Everything a server needs from the outside.
+#[derive(Debug, Clone)]
+pub struct World {
+    pub paths: StatePaths,
+    pub config: Config,
+    pub store: Arc<dyn Store>,
+    /// Where `store` lives, for the monitors, which open it themselves.
+    pub ledger: StoreLocator,
+    pub clock: SharedClock,
+    /// The `stead` executable whose hidden `monitor` subcommand watches each run.
+    pub monitor_exe: PathBuf,
+    /// This host's id (see [`stead_core::machine`]); every run row carries it.
+    pub machine_id: String,
+}
+
+/// How a server run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// This process served and has stopped.
+    Stopped(StopReason),
+    /// Another live server is serving this state directory.
+    AlreadyServing { holder: LockRecord, hello: Hello },
+}
+
+/// Becomes the server for `world.paths` and serves until `stop` resolves, a client asks
+/// to stop, or the lease is superseded. `on_ready` runs once the socket accepts
+/// connections, with the hello every client will see.
+pub async fn run(
+    world: World,
+    stop: impl Future<Output = StopReason>,
+    on_ready: impl FnOnce(&Hello),
+) -> Result<Outcome, StartError> {
+    let server_id = uuid::Uuid::now_v7().to_string();
+    let started = {
+        let world = world.clone();
+        let server_id = server_id.clone();
+        tokio::task::spawn_blocking(move || {
+            startup::start(
+                &world.paths,
+                &world.config,
+                &world.store,
+                &world.clock,
+                &server_id,
+            )
+        })
+        .await
+        .expect("startup does not panic")?
+    };
+    let started = match started {
+        Startup::Started(started) => *started,
+        Startup::AlreadyServing { holder, hello } => {
+            return Ok(Outcome::AlreadyServing { holder, hello });
+        }
+    };
+    let socket_path = world.paths.socket().to_path_buf();
+    let bind_err = |source| StartError::Bind {
+        path: socket_path.clone(),
+        source,
+    };
+    started.listener.set_nonblocking(true).map_err(bind_err)?;
+    let mut listener = tokio::net::UnixListener::from_std(started.listener).map_err(bind_err)?;
+    #[cfg(feature = "http")]
+    let web = web::HttpState::new(Some(http::start_on_loopback));
+    #[cfg(not(feature = "http"))]
+    let web = web::HttpState::new(None);
+    let shared = Arc::new(Shared::new(world, server_id, started.held, web));
+    // Startup binds a configured address only in a build that serves the API.
+    #[cfg(feature = "http")]
+    if let Some((listener, token)) = started.http {
+        let allow_remote = shared.world.config.http.allow_remote;
+        if let Err(e) = http::serve(&shared, listener, token, allow_remote) {
+            error!(cause = %e, "failed to serve the HTTP API");
+        }
+    }
+    info!(
+        server_id = %shared.server_id,
+        pid = shared.pid,
+        epoch = shared.epoch(),
+        socket = %shared.world.paths.socket().display(),
+        "serving"
+    );
+    runs::reconcile(&shared).await;
+    cluster::start(&shared);
+    on_ready(&shared.hello());
+
+    let tracker = TaskTracker::new();
+    let heartbeat = tokio::spawn(heartbeat::run(shared.clone()));
+    let scheduler = tokio::spawn(scheduler::run(shared.clone()));
+    let resumer = tokio::spawn(resume::run(shared.clone()));
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            biased;
+            () = shared.stop.cancelled() => break,
+            reason = &mut stop => {
+                shared.begin_stop(reason);
+                break;
+            }
+            () = shared.rebind.notified() => {
+                match startup::bind(&shared.world.paths).and_then(|(std, inode)| {
+                    std.set_nonblocking(true).map_err(&bind_err)?;
+                    let fresh = tokio::net::UnixListener::from_std(std).map_err(bind_err)?;
+                    Ok((fresh, inode))
+                }) {
+                    Ok((fresh, inode)) => {
+                        listener = fresh;
+                        shared.set_socket_inode(inode);
+                        warn!(socket = %shared.world.paths.socket().display(), "the socket file had been removed; bound a new one");
+                    }
+                    Err(e) => error!(cause = %e, "failed to re-create the removed socket file"),
+                }
+            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    tracker.spawn(connection::serve(shared.clone(), stream));
+                }
+                Err(e) => error!(cause = %e, "accept failed"),
+            },
+        }
+    }
+    drop(listener);
+    scheduler.abort();
+    resumer.abort();
+    let reason = shutdown::run(&shared, &tracker).await;
+    heartbeat.abort();
+    Ok(Outcome::Stopped(reason))
+}

@@ -1,0 +1,52 @@
+//! Admitting a run: its row first (the job's concurrency policy decides queued or
+//! skipped), then its monitor.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use stead_core::records::{Fence, NewRun, StoredJob};
+use stead_protocol::{ErrorBody, Run, RunStatus};
+use stead_store::StoreError;
+use tracing::info;
+
+use super::cancel::signal_cancel;
+use super::plan::plan_for;
+use super::spawn::launch;
+use crate::ledger::{blocking, store_error};
+use crate::shared::Shared;
+
+/// Admits a run of `job` and, when it is queued, starts its monitor. Runs replaced by it
+/// (concurrency = replace) are cancelled.
+pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result<Run, ErrorBody> {
+    let spec = job.spec.clone();
+    let epoch = match new.fence {
+        Fence::Host => shared.epoch(),
+        // A server that no longer leads offers an epoch no row carries: fenced.
+        Fence::Leader => shared.leader.borrow().unwrap_or(-1),
+    };
+    let admission = blocking(shared, move |s| {
+        let log_dir = s.world.paths.logs_dir().join("runs");
+        let plan = |id: i64, log: &Path, key: &str| plan_for(s, &spec, &new, id, log, key);
+        s.world.store.run_admit(&new, &log_dir, &plan, epoch)
+    })
+    .await?;
+    let _ = shared.run_events.send(admission.run.id);
+    for old in &admission.replaced {
+        info!(
+            run = old.id,
+            by = admission.run.id,
+            "cancelling a run replaced by a newer one"
+        );
+        signal_cancel(old);
+    }
+    if let Some(plan) = admission.plan {
+        launch(shared, &plan).await;
+    } else if admission.run.status == RunStatus::Queued {
+        // Queued for any host of a shared ledger: this one may claim it too.
+        shared.claim_now.notify_one();
+    }
+    let id = admission.run.id;
+    blocking(shared, move |s| s.world.store.run_get(id))
+        .await?
+        .ok_or_else(|| store_error(StoreError::NoSuchRun(id)))
+}

@@ -1,0 +1,23 @@
+//! The server's side of runs, one module per step: admit a run ([`admit`]) with the plan
+//! its monitor follows ([`plan`]), start the monitor ([`spawn`]), watch it ([`watch`]),
+//! cancel or cut runs ([`cancel`]), wait for one to end ([`wait`]), and reconcile at
+//! boot ([`reconcile`]).
+//!
+//! The server never holds a run's command: each run's monitor does, and records the
+//! outcome itself. The server watches each monitor's process (a pidfd on Linux) only to
+//! learn that a row changed, and to settle the rare run whose monitor died before it
+//! could record anything. Every server write here is fenced by its lease epoch.
+
+mod admit;
+mod cancel;
+mod plan;
+mod reconcile;
+mod spawn;
+mod wait;
+mod watch;
+
+pub use admit::start;
+pub use cancel::{cancel, cut_where, relay_cancels};
+pub use reconcile::reconcile;
+pub use spawn::launch;
+pub use wait::wait_terminal;

@@ -1,0 +1,169 @@
+//! Watching monitors, this server's own and ones adopted from an earlier server, until
+//! they exit; settling a run whose monitor died without recording it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use stead_core::identity::{self, StartIdentity};
+use stead_core::runs::RunEnd;
+use stead_protocol::RunStatus;
+use tokio::io::AsyncReadExt;
+use tracing::{error, warn};
+
+use crate::ledger::blocking;
+use crate::shared::Shared;
+
+/// Watches a monitor until it exits, then settles its run if the monitor could not.
+/// For a monitor this server started, `ended` is its stdout: it writes a byte there once
+/// the run is marked running, and closes it as soon as the run's end is recorded, so
+/// waiters hear of the end then, not when a failure hook the monitor runs afterwards is
+/// done.
+pub fn watch_monitor(
+    shared: &Arc<Shared>,
+    run_id: i64,
+    pid: u32,
+    watch: ProcessWatch,
+    ended: Option<tokio::process::ChildStdout>,
+) {
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let _watching = shared.metrics.watching_monitor();
+        let announced = async {
+            match ended {
+                Some(mut out) => {
+                    // A byte: the run is marked running. End of file: its end is recorded.
+                    let mut sink = [0u8; 64];
+                    while matches!(out.read(&mut sink).await, Ok(n) if n > 0) {
+                        let _ = shared.run_events.send(run_id);
+                    }
+                    let _ = shared.run_events.send(run_id);
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let exited = watch.exited();
+        tokio::pin!(announced, exited);
+        let announced_first = tokio::select! {
+            () = &mut exited => false,
+            () = &mut announced => {
+                tokio::select! {
+                    () = &mut exited => {}
+                    () = shared.stop.cancelled() => return,
+                }
+                true
+            }
+            // A stopping server stops watching: the monitor goes on, and the next server
+            // adopts it.
+            () = shared.stop.cancelled() => return,
+        };
+        let epoch = shared.epoch();
+        // The run as it ended, settled here if the monitor could not record it.
+        let ended = blocking(&shared, move |s| {
+            let Some(run) = s.world.store.run_get(run_id)? else {
+                return Ok(None);
+            };
+            if run.status.is_terminal() {
+                return Ok(Some((run.status, false)));
+            }
+            let end = RunEnd::with_reason(
+                RunStatus::Interrupted,
+                format!("interrupted: its monitor (pid {pid}) exited without recording an outcome"),
+                s.world.clock.now(),
+            );
+            let settled = s.world.store.run_settle(run_id, &end, epoch)?;
+            Ok(Some((RunStatus::Interrupted, settled)))
+        })
+        .await;
+        let settled_here = matches!(ended, Ok(Some((_, true))));
+        match ended {
+            Ok(Some((status, settled))) => {
+                if settled {
+                    warn!(
+                        run = run_id,
+                        pid, "a monitor died without recording its run; interrupted"
+                    );
+                }
+                if status == RunStatus::Interrupted {
+                    // Cut while this server serves: it is owed now, not only at the next boot.
+                    shared.runs_cut.notify_one();
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                error!(run = run_id, cause = %e.message, "failed to settle a run after its monitor exited")
+            }
+        }
+        // The pipe's end already told waiters, unless the end was written only now.
+        if settled_here || !announced_first {
+            let _ = shared.run_events.send(run_id);
+        }
+    });
+}
+
+/// Waits for a process that need not be our child to exit.
+pub enum ProcessWatch {
+    /// A pidfd becomes readable when the process exits (Linux).
+    #[cfg(target_os = "linux")]
+    Pidfd(tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>),
+    /// Poll the start identity (other platforms, or when a pidfd is unavailable).
+    Poll(u32, Option<StartIdentity>),
+    /// Already gone.
+    Gone,
+}
+
+impl ProcessWatch {
+    /// Opens the watch first and checks the identity second, so a pid reused in between
+    /// cannot be mistaken for the monitor.
+    pub fn open(pid: u32, identity: Option<&StartIdentity>) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            let pidfd = rustix::process::Pid::from_raw(pid as i32).and_then(|p| {
+                rustix::process::pidfd_open(p, rustix::process::PidfdFlags::NONBLOCK).ok()
+            });
+            if let Some(fd) = pidfd {
+                if identity.is_some_and(|id| !identity::is_alive(pid, id)) {
+                    return ProcessWatch::Gone;
+                }
+                // SAFETY: the AsyncFd owns the pidfd, which stays open while registered.
+                if let Ok(async_fd) = unsafe {
+                    tokio::io::unix::AsyncFd::register_with_interest(
+                        fd,
+                        tokio::io::Interest::READABLE,
+                    )
+                } {
+                    return ProcessWatch::Pidfd(async_fd);
+                }
+            } else if identity.is_some_and(|id| !identity::is_alive(pid, id))
+                || (identity.is_none() && identity::of_pid(pid).ok().flatten().is_none())
+            {
+                return ProcessWatch::Gone;
+            }
+        }
+        let identity = identity
+            .cloned()
+            .or_else(|| identity::of_pid(pid).ok().flatten());
+        match identity {
+            Some(identity) => ProcessWatch::Poll(pid, Some(identity)),
+            None => ProcessWatch::Gone,
+        }
+    }
+
+    pub async fn exited(self) {
+        match self {
+            #[cfg(target_os = "linux")]
+            ProcessWatch::Pidfd(fd) => {
+                let _ = fd.readable().await;
+            }
+            ProcessWatch::Poll(pid, identity) => {
+                let alive = |pid, identity: &Option<StartIdentity>| match identity {
+                    Some(id) => identity::is_alive(pid, id),
+                    None => false,
+                };
+                while alive(pid, &identity) {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            }
+            ProcessWatch::Gone => {}
+        }
+    }
+}

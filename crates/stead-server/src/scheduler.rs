@@ -1,0 +1,217 @@
+//! The scheduler: sleeps until the next fire of any enabled job (or until jobs change),
+//! then records and starts the runs that are due.
+//!
+//! It keeps wall time: it sleeps through [`Clock::sleep_until`](stead_core::clock::Clock),
+//! which notices a wall-clock jump, and on every wake asks [`due_fires`] which fires in
+//! `(handled, now]` run on time and which were missed. Recording a fire advances the
+//! job's `fired_through` in the same transaction, and the ledger allows one run per (job,
+//! scheduled time), so no fire is recorded twice whatever happens.
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use stead_protocol::{Concurrency, Trigger};
+use tracing::{debug, error, info, warn};
+
+use super::shared::Shared;
+use crate::ledger::{blocking, in_flight};
+use crate::runs;
+use stead_core::clock::rfc3339;
+use stead_core::jobs::CatchUpPolicy;
+use stead_core::jobs::JobTiming;
+use stead_core::jobs::timing::due_fires;
+use stead_core::records::{Fence, NewRun, StoredJob};
+
+pub async fn run(shared: Arc<Shared>) {
+    let mut leader = shared.leader.subscribe();
+    loop {
+        // Only the leader schedules: every host's server waits here until it leads.
+        let epoch = tokio::select! {
+            () = shared.stop.cancelled() => return,
+            led = leader.wait_for(Option::is_some) => match led {
+                Ok(epoch) => epoch.expect("waited for a leader epoch"),
+                Err(_) => return,
+            },
+        };
+        schedule(&shared, epoch, &mut leader).await;
+        if shared.stop.is_cancelled() {
+            return;
+        }
+    }
+}
+
+/// Schedules while `epoch` leads.
+async fn schedule(
+    shared: &Arc<Shared>,
+    epoch: i64,
+    leader: &mut tokio::sync::watch::Receiver<Option<i64>>,
+) {
+    let shared = shared.clone();
+    // On becoming leader nothing was waited for: every fire before now was missed.
+    let mut awake_since = shared.world.clock.now();
+    loop {
+        // Registered before reading the jobs, so a change made meanwhile is not missed.
+        let changed = shared.jobs_changed.notified();
+        let now = shared.world.clock.now();
+        let mut ended = shared.run_events.subscribe();
+        let machine = shared.world.machine_id.clone();
+        let listed = blocking(&shared, move |s| {
+            let busy: Vec<String> = if s.world.store.is_shared() {
+                // A job's run in flight may be on any host.
+                in_flight(&s.world.store)?
+                    .into_iter()
+                    .map(|r| r.job)
+                    .collect()
+            } else {
+                s.world
+                    .store
+                    .runs_active(&machine)?
+                    .into_iter()
+                    .map(|r| r.job)
+                    .collect()
+            };
+            let restarting = s.world.store.services_restarting()?;
+            Ok((s.world.store.job_list()?, restarting, busy))
+        })
+        .await;
+        let (jobs, restarting, busy) = match listed {
+            Ok(listed) => listed,
+            Err(e) => {
+                error!(cause = %e.message, "scheduler failed to read the jobs; retrying in a second");
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let mut next_wake: Option<Timestamp> = None;
+        let mut waiting_for_a_run = false;
+        for job in jobs.iter().filter(|j| j.spec.enabled) {
+            if job.spec.depends_on.iter().any(|d| restarting.contains(d)) {
+                // Its service is being restarted: its fires wait until the service is
+                // ready again (the end of the restart wakes this loop).
+                continue;
+            }
+            let timing = match JobTiming::of(&job.spec, job.anchor) {
+                Ok(timing) => timing,
+                Err(e) => {
+                    warn!(job = %job.spec.name, cause = %e, "job has an unreadable schedule");
+                    continue;
+                }
+            };
+            let in_flight = busy.contains(&job.spec.name);
+            waiting_for_a_run |= fire_due(&shared, job, &timing, now, awake_since, in_flight).await;
+            if let Some(next) = timing.next_after(now) {
+                next_wake = Some(next_wake.map_or(next, |w| w.min(next)));
+            }
+        }
+        awake_since = now;
+        debug!(next = ?next_wake.map(rfc3339), "scheduler sleeping");
+        let clock = shared.world.clock.clone();
+        tokio::select! {
+            () = shared.stop.cancelled() => return,
+            _ = leader.changed() => {
+                if *leader.borrow() != Some(epoch) {
+                    return;
+                }
+            }
+            () = changed => {}
+            () = async {
+                match next_wake {
+                    Some(at) => clock.sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => {}
+            // Missed fires queued behind a run in flight go on when a run ends.
+            _ = ended.recv(), if waiting_for_a_run => {}
+        }
+    }
+}
+
+/// Records and starts the job's due fires. Returns true when missed fires are left for
+/// later: with concurrency `forbid` catch-up runs go one after another, each once the
+/// job has no run in flight (`in_flight`).
+async fn fire_due(
+    shared: &Arc<Shared>,
+    job: &StoredJob,
+    timing: &JobTiming,
+    now: Timestamp,
+    awake_since: Timestamp,
+    in_flight: bool,
+) -> bool {
+    let handled = job.fired_through.unwrap_or(job.created_at);
+    let due = due_fires(
+        timing,
+        handled,
+        now,
+        awake_since,
+        CatchUpPolicy::of(&job.spec),
+    );
+    if due.coalesced > 0 {
+        info!(
+            job = %job.spec.name,
+            coalesced = due.coalesced,
+            "missed fires coalesced into one catch-up run"
+        );
+    }
+    let new_run = |at: Timestamp, trigger| NewRun {
+        scheduled_at: Some(at),
+        fired_through: Some(at),
+        fence: Fence::Leader,
+        ..NewRun::of(
+            job,
+            trigger,
+            shared.queue_host(),
+            &shared.boot_id,
+            shared.world.clock.now(),
+        )
+    };
+    if let Some(passed) = &due.passed_over {
+        // No fire is lost silently: the ones not run are on the ledger, with why.
+        let new = NewRun {
+            skip_reason: Some(passed.reason.clone()),
+            ..new_run(passed.latest, Trigger::CatchUp)
+        };
+        match runs::start(shared, job, new).await {
+            Ok(run) => {
+                info!(job = %job.spec.name, run = run.id, count = passed.count, reason = %passed.reason, "fires passed over")
+            }
+            Err(e) => {
+                // Later runs would move fired_through past these fires: leave all of
+                // them due, so the next pass records them.
+                error!(job = %job.spec.name, cause = %e.message, "failed to record passed-over fires");
+                return false;
+            }
+        }
+    }
+    let mut runs = due.runs;
+    let catching_up = runs.iter().filter(|(_, t)| *t == Trigger::CatchUp).count();
+    let forbid = job.spec.concurrency == Concurrency::Forbid;
+    if forbid && catching_up > 0 && in_flight {
+        // Owed fires wait for the run in flight rather than be skipped as an overlap.
+        return true;
+    }
+    let one_at_a_time = forbid && catching_up > 1;
+    if one_at_a_time {
+        // The rest stay due (fired_through stops at this one) and run after it ends.
+        runs.truncate(1);
+    }
+    for (at, trigger) in &runs {
+        match runs::start(shared, job, new_run(*at, *trigger)).await {
+            Ok(run) => {
+                let lag = shared.world.clock.now().duration_since(*at);
+                shared
+                    .metrics
+                    .fire_admitted(*trigger, lag.try_into().unwrap_or_default());
+                info!(
+                job = %job.spec.name,
+                run = run.id,
+                scheduled_at = %rfc3339(*at),
+                trigger = trigger.as_str(),
+                status = run.status.as_str(),
+                "fired"
+                )
+            }
+            Err(e) => error!(job = %job.spec.name, cause = %e.message, "failed to record a fire"),
+        }
+    }
+    one_at_a_time
+}

@@ -1,0 +1,239 @@
+//! The state a running server shares between its tasks.
+
+use std::sync::Mutex;
+
+use jiff::Timestamp;
+use stead_protocol::{Hello, PROTOCOL, StatusResult};
+use tokio::sync::{Notify, broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::World;
+use super::metrics::Metrics;
+use super::startup::Held;
+use crate::lock::{LockPaths, LockRecord};
+use crate::web::HttpState;
+use stead_core::clock::rfc3339;
+use stead_core::identity::StartIdentity;
+use stead_core::lease::HeldLease;
+
+/// Why a server stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// A client sent `stop`.
+    Requested,
+    /// A signal (SIGTERM, SIGINT) arrived.
+    Signal(&'static str),
+    /// The lease now belongs to someone else; the sentence names them.
+    Superseded(String),
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Requested => f.write_str("stop requested by a client"),
+            StopReason::Signal(name) => write!(f, "received {name}"),
+            StopReason::Superseded(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Where the server is in its life. Moves forward only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    Serving,
+    /// Stop has begun; nothing is released yet.
+    Stopping,
+    /// Socket, lease and lock file are released: a successor may start.
+    Released,
+}
+
+#[derive(Debug)]
+pub struct Shared {
+    pub world: World,
+    pub server_id: String,
+    pub pid: u32,
+    pub start_identity: StartIdentity,
+    pub started_at: Timestamp,
+    pub lock_record: LockRecord,
+    pub lock_paths: LockPaths,
+    socket_inode: Mutex<(u64, u64)>,
+    /// Wakes the accept loop to bind a new socket file (the old one was removed).
+    pub rebind: Notify,
+    lease: watch::Sender<HeldLease>,
+    stop_reason: Mutex<Option<StopReason>>,
+    /// Cancelled when the server begins to stop.
+    pub stop: CancellationToken,
+    pub phase: watch::Sender<Phase>,
+    /// Wakes the heartbeat for an immediate renewal (a request found the lease expired).
+    pub renew_now: Notify,
+    /// Wakes the scheduler: jobs were added, changed or removed.
+    pub jobs_changed: Notify,
+    /// The id of every run whose row changed (created, started, ended).
+    pub run_events: broadcast::Sender<i64>,
+    /// Wakes the resumer: a run was cut while this server serves, or a service it waited
+    /// for is ready again.
+    pub runs_cut: Notify,
+    /// Bumped whenever jobs, services or holds change (runs have `run_events`): readiness
+    /// waiters look again.
+    pub changes: watch::Sender<u64>,
+    /// This boot of this machine: runs record it, and a row from another boot was cut
+    /// by a reboot.
+    pub boot_id: String,
+    /// The scheduler's leader epoch while this server leads (always, on a ledger of one
+    /// host); the scheduler runs only then.
+    pub leader: watch::Sender<Option<i64>>,
+    /// Wakes the claimer: a run was queued for any host (shared ledgers only).
+    pub claim_now: Notify,
+    /// This host's name on a shared ledger (what `--host` names).
+    pub host_name: String,
+    /// The server's runtime, for work handed over from threads of its own (the shared
+    /// ledger's listener).
+    pub runtime: tokio::runtime::Handle,
+    /// What `/metrics` reports from this process.
+    pub metrics: Metrics,
+    /// The HTTP API: where it listens, and how to start it.
+    pub web: HttpState,
+}
+
+impl Shared {
+    pub fn new(world: World, server_id: String, started: Held, web: HttpState) -> Self {
+        let started_at = world.clock.now();
+        Self {
+            world,
+            server_id,
+            pid: std::process::id(),
+            start_identity: started.start_identity,
+            started_at,
+            lock_record: started.lock_record,
+            lock_paths: started.lock_paths,
+            socket_inode: Mutex::new(started.socket_inode),
+            rebind: Notify::new(),
+            lease: watch::channel(started.lease).0,
+            stop_reason: Mutex::new(None),
+            stop: CancellationToken::new(),
+            phase: watch::channel(Phase::Serving).0,
+            renew_now: Notify::new(),
+            jobs_changed: Notify::new(),
+            run_events: broadcast::channel(1024).0,
+            runs_cut: Notify::new(),
+            changes: watch::channel(0).0,
+            boot_id: stead_core::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
+            leader: watch::channel(None).0,
+            claim_now: Notify::new(),
+            host_name: stead_core::machine::host_name(),
+            runtime: tokio::runtime::Handle::current(),
+            metrics: Metrics::default(),
+            web,
+        }
+    }
+
+    /// Whether the socket path still holds the socket file this server bound.
+    pub fn socket_is_ours(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(self.world.paths.socket())
+            .is_ok_and(|m| (m.dev(), m.ino()) == self.socket_inode())
+    }
+
+    pub fn socket_inode(&self) -> (u64, u64) {
+        *self.socket_inode.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_socket_inode(&self, inode: (u64, u64)) {
+        *self.socket_inode.lock().unwrap_or_else(|p| p.into_inner()) = inode;
+    }
+
+    pub fn lease(&self) -> HeldLease {
+        self.lease.borrow().clone()
+    }
+
+    /// Follows lease renewals.
+    pub fn lease_updates(&self) -> watch::Receiver<HeldLease> {
+        self.lease.subscribe()
+    }
+
+    pub fn set_lease_expiry(&self, expires_at: Timestamp) {
+        self.lease
+            .send_modify(|lease| lease.expires_at = expires_at);
+    }
+
+    pub fn epoch(&self) -> i64 {
+        self.lease().epoch
+    }
+
+    pub fn hello(&self) -> Hello {
+        Hello {
+            protocol: PROTOCOL.to_string(),
+            server_id: self.server_id.clone(),
+            epoch: self.epoch(),
+            pid: self.pid,
+            version: crate::VERSION.to_string(),
+        }
+    }
+
+    pub fn status(&self) -> StatusResult {
+        let lease = self.lease();
+        StatusResult {
+            server_id: self.server_id.clone(),
+            pid: self.pid,
+            epoch: lease.epoch,
+            version: crate::VERSION.to_string(),
+            protocol: PROTOCOL.to_string(),
+            started_at: rfc3339(self.started_at),
+            lease_expires_at: rfc3339(lease.expires_at),
+            state_dir: self.world.paths.dir().display().to_string(),
+            socket: self.world.paths.socket().display().to_string(),
+            start_identity: self.start_identity.to_string(),
+            ledger: self.world.ledger.describe(),
+            http: self.web.endpoint().map(|e| e.url()),
+        }
+    }
+
+    /// Records why the server stops (the first reason wins) and starts the stop.
+    pub fn begin_stop(&self, reason: StopReason) {
+        let mut slot = self.stop_reason.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(reason);
+        }
+        drop(slot);
+        self.phase.send_if_modified(|phase| {
+            let moved = *phase == Phase::Serving;
+            if moved {
+                *phase = Phase::Stopping;
+            }
+            moved
+        });
+        self.stop.cancel();
+    }
+
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stop_reason
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn superseded(&self) -> bool {
+        matches!(self.stop_reason(), Some(StopReason::Superseded(_)))
+    }
+
+    /// The machine a run admitted here is for: none yet on a shared ledger (the first
+    /// eligible host to claim it runs it), else this one.
+    pub fn queue_host(&self) -> &str {
+        if self.world.store.is_shared() {
+            ""
+        } else {
+            &self.world.machine_id
+        }
+    }
+
+    /// Tells readiness waiters that jobs, services or holds changed.
+    pub fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Resolves once socket, lease and lock file are released.
+    pub async fn released(&self) {
+        let mut rx = self.phase.subscribe();
+        let _ = rx.wait_for(|p| *p == Phase::Released).await;
+    }
+}

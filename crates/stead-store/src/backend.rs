@@ -1,0 +1,198 @@
+//! The small abstraction each ledger backend implements, so that every transaction is
+//! written once.
+//!
+//! A backend says how it opens a read and a write transaction ([`Backend`]) and how each
+//! elementary step is done in its SQL ([`Steps`]). The transactions themselves (admitting
+//! a run, applying a job file, a monitor's final write...) are composed from the steps in
+//! `catalog.rs`, `ledger.rs` and `recorder.rs`, identically for SQLite and PostgreSQL.
+//! What differs between the backends beyond their SQL is said here once: how a write is
+//! fenced ([`Guard`]), and whom a change is announced to ([`Announce`]).
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use stead_core::admission::Verdict;
+use stead_core::identity::StartIdentity;
+use stead_core::records::{ActiveRun, NewRun, RunCount, StoredHold, StoredJob, StoredService};
+use stead_core::runs::RunEnd;
+use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
+
+use crate::StoreError;
+
+/// What a write transaction is fenced by, checked inside it before anything is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Nothing: a monitor's writes about its own run (the status guards keep them
+    /// exactly-once whichever server is current), and the lease's own statements.
+    Unfenced,
+    /// This host's lease must still carry the epoch.
+    Host(i64),
+    /// The scheduler's leadership must still carry the epoch (on a ledger of one host,
+    /// its server's lease epoch is its leader epoch).
+    Leader(i64),
+    /// A change to jobs or services: fenced as [`Guard::Host`], and serialized with every
+    /// other such change, so a check across rows (a service no job names any more) holds
+    /// until the commit.
+    Catalog(i64),
+}
+
+/// A change other servers sharing the ledger must hear of (on a ledger of one host there
+/// is nobody to tell, and announcing is nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announce {
+    /// Run N's row changed.
+    Run(i64),
+    /// A cancel of run N was asked for: the host running it signals its monitor.
+    Cancel(i64),
+    /// A run was queued for any host to claim.
+    Queued,
+    /// Jobs, services or holds changed.
+    Changed,
+}
+
+/// Which runs in flight a listing is for.
+#[derive(Debug, Clone, Copy)]
+pub enum InFlightOf<'a> {
+    Machine(&'a str),
+    Job(i64),
+}
+
+/// The elementary steps of the ledger's transactions, each one statement (or two) of the
+/// backend's SQL. Steps never commit; the backend's `write` commits what they did.
+pub trait Steps {
+    fn job_get(&mut self, name: &str) -> Result<Option<StoredJob>, StoreError>;
+    /// All jobs, by name.
+    fn job_list(&mut self) -> Result<Vec<StoredJob>, StoreError>;
+    /// `None` when the name is taken.
+    fn job_insert(
+        &mut self,
+        spec: &JobSpec,
+        now: Timestamp,
+    ) -> Result<Option<StoredJob>, StoreError>;
+    /// `None` when there is no such job. A changed schedule counts its fires from `now`.
+    fn job_update(
+        &mut self,
+        spec: &JobSpec,
+        schedule_changed: bool,
+        now: Timestamp,
+    ) -> Result<Option<StoredJob>, StoreError>;
+    /// `None` when there is no such job.
+    fn job_remove(&mut self, name: &str) -> Result<Option<StoredJob>, StoreError>;
+    /// Moves the job's `fired_through` forward to `through` (never back).
+    fn job_mark_fired(&mut self, job_id: i64, through: Timestamp) -> Result<(), StoreError>;
+
+    /// All services, by name.
+    fn service_list(&mut self) -> Result<Vec<StoredService>, StoreError>;
+    /// `None` when the name is taken.
+    fn service_insert(
+        &mut self,
+        spec: &ServiceSpec,
+        now: Timestamp,
+    ) -> Result<Option<StoredService>, StoreError>;
+    /// False when there is no such service.
+    fn service_update(&mut self, spec: &ServiceSpec) -> Result<bool, StoreError>;
+    /// `None` when there is no such service.
+    fn service_remove(&mut self, name: &str) -> Result<Option<StoredService>, StoreError>;
+    /// False when there is no such service.
+    fn service_set_restarting(
+        &mut self,
+        name: &str,
+        since: Option<Timestamp>,
+    ) -> Result<bool, StoreError>;
+    /// The services `job_id` depends on that are being restarted now, in its
+    /// `depends_on` order. With `lock`, they cannot start or end a restart until the
+    /// transaction ends.
+    fn services_restarting_for(
+        &mut self,
+        job_id: i64,
+        lock: bool,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// All holds, by name.
+    fn hold_list(&mut self) -> Result<Vec<StoredHold>, StoreError>;
+    /// Inserts, or renews (a new expiry, the first acquisition kept).
+    fn hold_upsert(&mut self, hold: &StoredHold) -> Result<StoredHold, StoreError>;
+    /// `None` when there is no such hold.
+    fn hold_remove(&mut self, name: &str) -> Result<Option<StoredHold>, StoreError>;
+
+    fn run_get(&mut self, id: i64) -> Result<Option<Run>, StoreError>;
+    /// Runs matching `filter`, newest first.
+    fn run_list(&mut self, filter: &RunFilter) -> Result<Vec<Run>, StoreError>;
+    fn run_counts(&mut self) -> Result<Vec<RunCount>, StoreError>;
+    /// Runs queued or running, oldest first.
+    fn runs_in_flight(&mut self, of: InFlightOf<'_>) -> Result<Vec<ActiveRun>, StoreError>;
+    /// Interrupted runs of `machine_id` whose debt is not settled, oldest first.
+    fn runs_owed(&mut self, machine_id: &str) -> Result<Vec<Run>, StoreError>;
+    /// The job a run belongs to.
+    fn run_job(&mut self, run_id: i64) -> Result<i64, StoreError>;
+    /// Makes admissions of one job take turns until the transaction ends, so each sees
+    /// the runs the one before admitted.
+    fn lock_job(&mut self, job_id: i64) -> Result<(), StoreError>;
+    /// Writes a new run's row (its key, log path and plan follow once its id is known).
+    fn run_insert(
+        &mut self,
+        new: &NewRun,
+        verdict: &Verdict,
+        epoch: i64,
+    ) -> Result<i64, StoreError>;
+    /// Completes a new row: its idempotency key, log path and stored plan (JSON).
+    fn run_complete(
+        &mut self,
+        id: i64,
+        key: &str,
+        log_path: &Path,
+        plan: &str,
+    ) -> Result<Run, StoreError>;
+    /// Ends a run whose status is one of `from`; false when it was not (someone else
+    /// ended it first).
+    fn run_end(&mut self, id: i64, end: &RunEnd, from: &[RunStatus]) -> Result<bool, StoreError>;
+    /// `queued → running`; false when it was no longer queued.
+    fn run_mark_running(
+        &mut self,
+        id: i64,
+        pid: u32,
+        identity: &StartIdentity,
+        started_at: Timestamp,
+    ) -> Result<bool, StoreError>;
+    /// Notes that a cancel was asked for (the first time counts).
+    fn run_request_cancel(&mut self, id: i64, now: Timestamp) -> Result<(), StoreError>;
+    /// Settles an interrupted run's debt; false when it was settled already.
+    fn run_resolve(
+        &mut self,
+        id: i64,
+        resolution: &str,
+        now: Timestamp,
+    ) -> Result<bool, StoreError>;
+    /// Closes an interrupted, unsettled run as succeeded (a receipt proved it landed).
+    fn run_land(&mut self, id: i64, now: Timestamp) -> Result<bool, StoreError>;
+
+    /// Tells the servers sharing the ledger, once the transaction commits.
+    fn announce(&mut self, what: Announce) -> Result<(), StoreError>;
+}
+
+pub(crate) mod sealed {
+    use super::{Guard, Steps};
+    use crate::StoreError;
+
+    /// How a backend runs the steps: a read outside any write transaction, or one write
+    /// transaction fenced by a [`Guard`]. Sealed: the two backends of this crate are
+    /// the only ones, and every store trait is implemented for them through it.
+    pub trait Backend: Send + Sync + std::fmt::Debug + 'static {
+        type Tx<'t>: Steps;
+
+        /// Runs `f` for reading.
+        fn read<T>(
+            &self,
+            f: &mut dyn FnMut(&mut Self::Tx<'_>) -> Result<T, StoreError>,
+        ) -> Result<T, StoreError>;
+
+        /// Runs `f` in one write transaction after checking `guard`, and commits.
+        /// `f` may be called again when the connection was lost before anything
+        /// committed, so it must not keep effects outside the transaction.
+        fn write<T>(
+            &self,
+            guard: Guard,
+            f: &mut dyn FnMut(&mut Self::Tx<'_>) -> Result<T, StoreError>,
+        ) -> Result<T, StoreError>;
+    }
+}

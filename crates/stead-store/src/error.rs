@@ -1,0 +1,117 @@
+//! What can go wrong with a ledger: refusals a caller can act on (a name taken, a run
+//! gone, a lease superseded), a ledger that cannot be used as it is, and failures of the
+//! backend itself, wrapped with the ledger they happened on.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "ledger {path} is not a readable SQLite database ({detail}); stead changed nothing. \
+         Move it aside (mv {path} {path}.broken) to start a fresh ledger, or restore it from a backup"
+    )]
+    Corrupt { path: PathBuf, detail: String },
+    #[error(
+        "ledger {path} was written by a newer stead (schema {found}, this build knows up to {known})"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: usize,
+        known: usize,
+    },
+    #[error("failed to open ledger {path}: {detail}")]
+    Open { path: PathBuf, detail: String },
+    #[error("failed to migrate ledger {path}: {detail}")]
+    Migrate { path: PathBuf, detail: String },
+    #[error("this server's lease (epoch {epoch}) has been superseded; it may write nothing more")]
+    Fenced { epoch: i64 },
+    #[error("a job named {0:?} already exists")]
+    JobExists(String),
+    #[error("no job named {0:?}")]
+    NoSuchJob(String),
+    #[error("no run {0}")]
+    NoSuchRun(i64),
+    #[error("corrupt ledger row: {0}")]
+    Row(String),
+    #[error("run {0} was already resumed or resolved")]
+    AlreadyResolved(i64),
+    #[error("run {0} of the same job is in flight (concurrency = forbid)")]
+    Overlap(i64),
+    #[error("a service named {0:?} already exists")]
+    ServiceExists(String),
+    #[error("no service named {0:?}")]
+    NoSuchService(String),
+    #[error("service {service:?} is still named in depends_on by: {}", jobs.join(", "))]
+    ServiceInUse { service: String, jobs: Vec<String> },
+    #[error("no hold named {0:?}")]
+    NoSuchHold(String),
+    /// The PostgreSQL ledger cannot be reached (`ledger` is `HOST:PORT/DB`, never the
+    /// URL, which may carry a password).
+    #[error("the PostgreSQL ledger at {ledger} is unreachable: {detail}")]
+    Unavailable { ledger: String, detail: String },
+    /// `url` has its password redacted.
+    #[error("{url} is not a usable PostgreSQL ledger URL: {detail}")]
+    LedgerUrl { url: String, detail: String },
+    /// A cluster operation on a ledger of one host.
+    #[error("this ledger is not shared by several hosts")]
+    NotShared,
+    /// This build cannot open a ledger of this kind.
+    #[error("this stead was built without {kind} support (cargo feature `{feature}`)")]
+    Unsupported {
+        kind: &'static str,
+        feature: &'static str,
+    },
+    /// A statement failed in the backend. `ledger` names it (a path, or `HOST:PORT/DB`).
+    #[error("ledger query failed: {source}")]
+    Backend {
+        ledger: String,
+        source: BackendError,
+    },
+}
+
+/// A failure of the database library itself.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[cfg(feature = "sqlite")]
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[cfg(feature = "postgres")]
+    #[error("{}", crate::postgres::describe(.0))]
+    Postgres(#[from] ::postgres::Error),
+}
+
+impl StoreError {
+    /// Names the ledger a backend failure happened on, where the failure does not yet.
+    pub(crate) fn on(self, ledger: &str) -> Self {
+        match self {
+            StoreError::Backend {
+                ledger: named,
+                source,
+            } if named.is_empty() => StoreError::Backend {
+                ledger: ledger.to_string(),
+                source,
+            },
+            other => other,
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Backend {
+            ledger: String::new(),
+            source: e.into(),
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl From<::postgres::Error> for StoreError {
+    fn from(e: ::postgres::Error) -> Self {
+        StoreError::Backend {
+            ledger: String::new(),
+            source: e.into(),
+        }
+    }
+}

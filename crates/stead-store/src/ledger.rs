@@ -1,0 +1,235 @@
+//! The run ledger: one row per run, admitted under its job's concurrency policy, moved
+//! through its states by compare-and-set, and settled once. Its transactions are written
+//! once here over the backends' [`Steps`].
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use stead_core::admission;
+use stead_core::records::{ActiveRun, Admission, NewRun, RunCount};
+use stead_core::runs::{MonitorPlan, RunEnd, default_key, resumed_as};
+use stead_protocol::{Run, RunFilter, RunStatus};
+
+use crate::StoreError;
+use crate::backend::sealed::Backend;
+use crate::backend::{Announce, Guard, InFlightOf, Steps};
+use crate::rows::plan_json;
+
+/// Builds a run's monitor plan once its id, log path and idempotency key are known.
+pub type PlanFn<'a> = &'a dyn Fn(i64, &Path, &str) -> MonitorPlan;
+
+/// The statuses a run has not ended in.
+pub const IN_FLIGHT: &[RunStatus] = &[RunStatus::Queued, RunStatus::Running];
+
+/// Runs: every server write is fenced by its `epoch` (admissions by the fence the new
+/// run names).
+pub trait RunLedger {
+    /// Writes a new run row, applying the job's concurrency policy against its runs in
+    /// flight, in one transaction. `plan` builds the monitor plan from the new id, its
+    /// log path and its idempotency key.
+    fn run_admit(
+        &self,
+        new: &NewRun,
+        log_dir: &Path,
+        plan: PlanFn<'_>,
+        epoch: i64,
+    ) -> Result<Admission, StoreError>;
+
+    fn run_get(&self, id: i64) -> Result<Option<Run>, StoreError>;
+
+    /// Runs matching `filter`, newest first.
+    fn run_list(&self, filter: &RunFilter) -> Result<Vec<Run>, StoreError>;
+
+    /// The ledger's runs counted by job, status, trigger and settled debt.
+    fn run_counts(&self) -> Result<Vec<RunCount>, StoreError>;
+
+    /// Runs of `machine_id` that have not ended.
+    fn runs_active(&self, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError>;
+
+    /// Ends a queued or running run from the server's side (a cancel before start, a
+    /// monitor that died), fenced by `epoch`. Returns false if it had already ended.
+    fn run_settle(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError>;
+
+    /// Ends a run only while it is still `queued` (a cancel before start); returns false
+    /// once its monitor has marked it running, which must then be cancelled through it.
+    fn run_settle_queued(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError>;
+
+    /// Ends several runs at once, in one transaction (reconciliation at boot); returns the
+    /// ids that were ended here (others had already ended).
+    fn run_settle_all(&self, ends: &[(i64, RunEnd)], epoch: i64) -> Result<Vec<i64>, StoreError>;
+
+    /// Notes that a cancel was asked for (the monitor is then signalled).
+    fn run_request_cancel(&self, id: i64, now: Timestamp, epoch: i64) -> Result<(), StoreError>;
+
+    /// Interrupted runs of `machine_id` whose debt is not settled, oldest first.
+    fn runs_owed(&self, machine_id: &str) -> Result<Vec<Run>, StoreError>;
+
+    /// Settles an interrupted run's debt without a resume ("not resumed: ..."). Returns
+    /// false if it was already settled.
+    fn run_resolve(
+        &self,
+        id: i64,
+        resolution: &str,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// A receipt proved the interrupted run's work landed: close it as succeeded.
+    fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError>;
+}
+
+/// Passes a transition's outcome through, announcing the run when its row changed.
+pub(crate) fn announced(tx: &mut impl Steps, id: i64, changed: bool) -> Result<bool, StoreError> {
+    if changed {
+        tx.announce(Announce::Run(id))?;
+    }
+    Ok(changed)
+}
+
+/// Ends a run that has not ended, from the server's side.
+pub(crate) fn settle(tx: &mut impl Steps, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+    let ended = tx.run_end(id, end, IN_FLIGHT)?;
+    announced(tx, id, ended)
+}
+
+fn admit(
+    tx: &mut impl Steps,
+    new: &NewRun,
+    log_dir: &Path,
+    plan: PlanFn<'_>,
+    epoch: i64,
+) -> Result<Admission, StoreError> {
+    tx.lock_job(new.job_id)?;
+    let running = tx.runs_in_flight(InFlightOf::Job(new.job_id))?;
+    let verdict = admission::admission(new, &running)
+        .map_err(|admission::Overlap(id)| StoreError::Overlap(id))?;
+    let id = tx.run_insert(new, &verdict, epoch)?;
+    if let Some((parent, note)) = &new.resolves {
+        // The parent's debt is settled by this very row, in this transaction: a second
+        // server (or boot) that tries the same finds it resolved and its insert undone.
+        let resolution = resumed_as(id, note.as_deref());
+        if !tx.run_resolve(*parent, &resolution, new.created_at)? {
+            return Err(StoreError::AlreadyResolved(*parent));
+        }
+        tx.announce(Announce::Run(*parent))?;
+    }
+    let key = new
+        .idempotency_key
+        .clone()
+        .unwrap_or_else(|| default_key(new, id));
+    let log_path = log_dir.join(format!("{id}.log"));
+    let mut monitor_plan = (verdict.status == RunStatus::Queued).then(|| plan(id, &log_path, &key));
+    let run = tx.run_complete(id, &key, &log_path, &plan_json(monitor_plan.as_ref()))?;
+    if let Some(through) = new.fired_through {
+        tx.job_mark_fired(new.job_id, through)?;
+    }
+    let replaced = if admission::replaces(new, &verdict) {
+        for other in &running {
+            tx.run_request_cancel(other.id, new.created_at)?;
+            tx.announce(Announce::Cancel(other.id))?;
+        }
+        running
+    } else {
+        Vec::new()
+    };
+    tx.announce(Announce::Run(id))?;
+    if new.machine_id.is_empty() && monitor_plan.is_some() {
+        // Queued for any host of a shared ledger: the host that claims it starts it,
+        // with the plan kept on the row.
+        monitor_plan = None;
+        tx.announce(Announce::Queued)?;
+    }
+    Ok(Admission {
+        run,
+        plan: monitor_plan,
+        replaced,
+    })
+}
+
+impl<B: Backend> RunLedger for B {
+    fn run_admit(
+        &self,
+        new: &NewRun,
+        log_dir: &Path,
+        plan: PlanFn<'_>,
+        epoch: i64,
+    ) -> Result<Admission, StoreError> {
+        let guard = match new.fence {
+            stead_core::records::Fence::Host => Guard::Host(epoch),
+            stead_core::records::Fence::Leader => Guard::Leader(epoch),
+        };
+        self.write(guard, &mut |tx| admit(tx, new, log_dir, plan, epoch))
+    }
+
+    fn run_get(&self, id: i64) -> Result<Option<Run>, StoreError> {
+        self.read(&mut |tx| tx.run_get(id))
+    }
+
+    fn run_list(&self, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
+        self.read(&mut |tx| tx.run_list(filter))
+    }
+
+    fn run_counts(&self) -> Result<Vec<RunCount>, StoreError> {
+        self.read(&mut |tx| tx.run_counts())
+    }
+
+    fn runs_active(&self, machine_id: &str) -> Result<Vec<ActiveRun>, StoreError> {
+        self.read(&mut |tx| tx.runs_in_flight(InFlightOf::Machine(machine_id)))
+    }
+
+    fn run_settle(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError> {
+        self.write(Guard::Host(epoch), &mut |tx| settle(tx, id, end))
+    }
+
+    fn run_settle_queued(&self, id: i64, end: &RunEnd, epoch: i64) -> Result<bool, StoreError> {
+        self.write(Guard::Host(epoch), &mut |tx| {
+            let ended = tx.run_end(id, end, &[RunStatus::Queued])?;
+            announced(tx, id, ended)
+        })
+    }
+
+    fn run_settle_all(&self, ends: &[(i64, RunEnd)], epoch: i64) -> Result<Vec<i64>, StoreError> {
+        self.write(Guard::Host(epoch), &mut |tx| {
+            let mut settled = Vec::new();
+            for (id, end) in ends {
+                if settle(tx, *id, end)? {
+                    settled.push(*id);
+                }
+            }
+            Ok(settled)
+        })
+    }
+
+    fn run_request_cancel(&self, id: i64, now: Timestamp, epoch: i64) -> Result<(), StoreError> {
+        self.write(Guard::Host(epoch), &mut |tx| {
+            tx.run_request_cancel(id, now)?;
+            // The run may be on another host: its server hears this and signals the
+            // monitor.
+            tx.announce(Announce::Cancel(id))
+        })
+    }
+
+    fn runs_owed(&self, machine_id: &str) -> Result<Vec<Run>, StoreError> {
+        self.read(&mut |tx| tx.runs_owed(machine_id))
+    }
+
+    fn run_resolve(
+        &self,
+        id: i64,
+        resolution: &str,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<bool, StoreError> {
+        self.write(Guard::Host(epoch), &mut |tx| {
+            let resolved = tx.run_resolve(id, resolution, now)?;
+            announced(tx, id, resolved)
+        })
+    }
+
+    fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError> {
+        self.write(Guard::Host(epoch), &mut |tx| {
+            let landed = tx.run_land(id, now)?;
+            announced(tx, id, landed)
+        })
+    }
+}

@@ -1,0 +1,106 @@
+//! The ledger: every job, service, hold and run stead keeps, durably, behind traits split
+//! by concern. The schema is documented in `docs/ledger.md`.
+//!
+//! - [`Lease`]: the epoch lease of the host a store was opened for;
+//! - [`Catalog`]: jobs, services and holds;
+//! - [`RunLedger`]: runs, admitted under their job's concurrency policy and settled once;
+//! - [`RunRecorder`]: a run's monitor records its own run;
+//! - [`Cluster`]: what only a ledger shared by several hosts does, reached through
+//!   [`Store::cluster`];
+//! - [`open`] and [`open_recorder`]: the ledger a [`StoreLocator`] names.
+//!
+//! Two backends: [`sqlite`] (the embedded default, feature `sqlite`) and [`postgres`]
+//! (several hosts, feature `postgres`). Each transaction is written once, over the small
+//! abstraction in `backend.rs`; each backend keeps only its SQL. One contract test suite
+//! (`contract.rs`) runs against both. The feature `testing` adds scratch PostgreSQL
+//! databases for the tests of other crates.
+
+mod backend;
+mod catalog;
+mod cluster;
+#[cfg(test)]
+mod contract;
+mod error;
+mod lease;
+mod ledger;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+mod recorder;
+mod rows;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+use std::sync::Arc;
+
+use stead_core::locator::StoreLocator;
+
+pub use catalog::Catalog;
+pub use cluster::{ClaimingHost, Cluster};
+pub use error::{BackendError, StoreError};
+pub use lease::Lease;
+pub use ledger::{PlanFn, RunLedger};
+pub use recorder::RunRecorder;
+
+/// A ledger as a server uses it.
+pub trait Store: Lease + Catalog + RunLedger + Send + Sync + std::fmt::Debug {
+    /// What a ledger shared by several hosts does; `None` on a ledger of one host, whose
+    /// one server leads the scheduler with its own epoch and starts what it admits.
+    fn cluster(&self) -> Option<&dyn Cluster> {
+        None
+    }
+
+    /// Whether several hosts may share this ledger.
+    fn is_shared(&self) -> bool {
+        self.cluster().is_some()
+    }
+}
+
+/// Opens the ledger `locator` names for a server of `machine_id`, migrating its schema.
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+pub fn open(locator: &StoreLocator, machine_id: &str) -> Result<Arc<dyn Store>, StoreError> {
+    match locator {
+        #[cfg(feature = "sqlite")]
+        StoreLocator::Sqlite { path } => Ok(Arc::new(sqlite::SqliteStore::open(path)?)),
+        #[cfg(feature = "postgres")]
+        StoreLocator::Postgres { url } => {
+            Ok(Arc::new(postgres::PgStore::connect(url, machine_id)?))
+        }
+        // Reached only in a build without one of the backends.
+        #[allow(unreachable_patterns)]
+        other => Err(unsupported(other)),
+    }
+}
+
+/// Opens the ledger `locator` names for a run's monitor, which only records its run (the
+/// server that started it migrated the schema already).
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+pub fn open_recorder(
+    locator: &StoreLocator,
+    machine_id: &str,
+) -> Result<Box<dyn RunRecorder>, StoreError> {
+    match locator {
+        #[cfg(feature = "sqlite")]
+        StoreLocator::Sqlite { path } => Ok(Box::new(sqlite::SqliteStore::open(path)?)),
+        #[cfg(feature = "postgres")]
+        StoreLocator::Postgres { url } => Ok(Box::new(postgres::PgStore::connect_recorder(
+            url, machine_id,
+        )?)),
+        // Reached only in a build without one of the backends.
+        #[allow(unreachable_patterns)]
+        other => Err(unsupported(other)),
+    }
+}
+
+#[cfg_attr(all(feature = "sqlite", feature = "postgres"), allow(dead_code))]
+fn unsupported(locator: &StoreLocator) -> StoreError {
+    match locator {
+        StoreLocator::Sqlite { .. } => StoreError::Unsupported {
+            kind: "SQLite",
+            feature: "sqlite",
+        },
+        StoreLocator::Postgres { .. } => StoreError::Unsupported {
+            kind: "PostgreSQL",
+            feature: "postgres",
+        },
+    }
+}

@@ -1,0 +1,348 @@
+//! What only a shared ledger does: the scheduler's leadership, hosts claiming queued
+//! runs, settling the runs of hosts that went silent, and the notifications that wake
+//! every server.
+//!
+//! - **Leadership** is one row with the host lease's rules: claimed when free or expired,
+//!   renewed by its holder whatever the expiry says, its epoch bumped by every new holder.
+//!   Fires and the settling of lost hosts are fenced by that epoch in their transaction,
+//!   so a leader that froze and thawed after another took over writes nothing.
+//! - **Claims** take queued runs no host owns (`machine_id = ''`) with `FOR UPDATE SKIP
+//!   LOCKED`: hosts racing for the same runs each get different ones, never the same.
+//! - **Notifications** (`LISTEN`/`NOTIFY`) carry "a run was queued" and "run N changed";
+//!   they are delivered after the commit, so a woken server reads what woke it.
+
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::{Client, NoTls};
+use stead_core::clock::{from_ms, rfc3339, to_ms};
+use stead_core::lease::HeldLease;
+use stead_core::records::{HostRow, LeaderRow, Wake};
+use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_protocol::{Run, RunStatus};
+
+use super::{PgStore, Sql, describe, runs};
+use crate::backend::Announce;
+use crate::ledger::IN_FLIGHT;
+use crate::{ClaimingHost, Cluster, StoreError};
+
+/// The channel of "a run was queued for any host".
+pub const QUEUED: &str = "stead_queued";
+/// The channel of "run N changed" (the payload is the id).
+pub const RUN_CHANGED: &str = "stead_run";
+/// The channel of "cancel run N" (the payload is the id), for the host running it.
+pub const CANCEL: &str = "stead_cancel";
+/// The channel of "jobs, services or holds changed".
+pub const CHANGED: &str = "stead_changed";
+
+/// How long a listener waits before connecting again after losing its connection, at
+/// first and at most.
+const LISTEN_RETRY: Duration = Duration::from_millis(250);
+const LISTEN_RETRY_MAX: Duration = Duration::from_secs(10);
+
+/// Tells every listening server of `what`, once the transaction commits.
+pub fn notify(tx: &mut dyn Sql, what: Announce) -> Result<(), StoreError> {
+    let (channel, payload) = match what {
+        Announce::Run(id) => (RUN_CHANGED, id.to_string()),
+        Announce::Cancel(id) => (CANCEL, id.to_string()),
+        Announce::Queued => (QUEUED, String::new()),
+        Announce::Changed => (CHANGED, String::new()),
+    };
+    tx.execute("SELECT pg_notify($1, $2)", &[&channel, &payload])?;
+    Ok(())
+}
+
+/// Checks, holding the row until the commit, that `epoch` still leads.
+pub fn fence_leader(tx: &mut dyn Sql, machine_id: &str, epoch: i64) -> Result<(), StoreError> {
+    let leads = tx
+        .query_opt(
+            "SELECT 1 FROM leader WHERE id = 1 AND epoch = $1 AND machine_id = $2 FOR SHARE",
+            &[&epoch, &machine_id],
+        )?
+        .is_some();
+    if leads {
+        Ok(())
+    } else {
+        Err(StoreError::Fenced { epoch })
+    }
+}
+
+impl Cluster for PgStore {
+    fn lead(
+        &self,
+        lease: &HeldLease,
+        now: Timestamp,
+        ttl: SignedDuration,
+    ) -> Result<Option<i64>, StoreError> {
+        let store = self;
+        let now_ms = to_ms(now);
+        let expires_ms = now_ms.saturating_add(ttl.as_millis().try_into().unwrap_or(i64::MAX));
+        let server = &lease.claimant.server_id;
+        store.write_raw(None, |tx| {
+            // One statement: the holder renews (even past its expiry, as a host lease does);
+            // anyone else takes a free or expired row and bumps the epoch.
+            Ok(tx
+                .query_opt(
+                    "UPDATE leader
+                 SET epoch = CASE WHEN machine_id = $1 AND server_id = $2 THEN epoch
+                                  ELSE epoch + 1 END,
+                     machine_id = $1, server_id = $2, expires_at_ms = $3
+                 WHERE id = 1 AND ((machine_id = $1 AND server_id = $2)
+                                   OR machine_id IS NULL OR expires_at_ms <= $4)
+                 RETURNING epoch",
+                    &[&store.machine_id, server, &expires_ms, &now_ms],
+                )?
+                .map(|row| row.try_get(0))
+                .transpose()?)
+        })
+    }
+
+    fn resign(&self, lease: &HeldLease, epoch: i64) -> Result<(), StoreError> {
+        let store = self;
+        store.write_raw(None, |tx| {
+            tx.execute(
+                "UPDATE leader SET machine_id = NULL, server_id = NULL, expires_at_ms = 0
+             WHERE id = 1 AND epoch = $1 AND server_id = $2",
+                &[&epoch, &lease.claimant.server_id],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn leader(&self) -> Result<Option<LeaderRow>, StoreError> {
+        let store = self;
+        store.with_client(|c| {
+            let row = c.query_one(
+                "SELECT epoch, machine_id, server_id, expires_at_ms FROM leader WHERE id = 1",
+                &[],
+            )?;
+            Ok(Some(LeaderRow {
+                epoch: row.try_get(0)?,
+                machine_id: row.try_get(1)?,
+                server_id: row.try_get(2)?,
+                expires_at: from_ms(row.try_get(3)?),
+            }))
+        })
+    }
+
+    fn hosts(&self) -> Result<Vec<HostRow>, StoreError> {
+        let store = self;
+        store.with_client(|c| {
+            let rows = c.query(
+                "SELECT h.machine_id, h.name, h.server_id, h.pid, h.epoch, h.renewed_at_ms,
+                    h.expires_at_ms,
+                    (SELECT count(*) FROM runs r
+                     WHERE r.machine_id = h.machine_id AND r.status IN ('queued', 'running'))
+             FROM hosts h ORDER BY h.name, h.machine_id",
+                &[],
+            )?;
+            rows.iter()
+                .map(|row| {
+                    let pid: Option<i64> = row.try_get(3)?;
+                    let renewed: Option<i64> = row.try_get(5)?;
+                    let in_flight: i64 = row.try_get(7)?;
+                    Ok(HostRow {
+                        machine_id: row.try_get(0)?,
+                        name: row.try_get(1)?,
+                        server_id: row.try_get(2)?,
+                        pid: pid.and_then(|p| u32::try_from(p).ok()),
+                        epoch: row.try_get(4)?,
+                        renewed_at: renewed.map(from_ms),
+                        expires_at: from_ms(row.try_get(6)?),
+                        in_flight: u64::try_from(in_flight).unwrap_or(0),
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn runs_claim(
+        &self,
+        host: &ClaimingHost<'_>,
+        limit: u32,
+        epoch: i64,
+    ) -> Result<Vec<MonitorPlan>, StoreError> {
+        let store = self;
+        let token = uuid::Uuid::now_v7().to_string();
+        store.write_raw(Some(epoch), |tx| {
+            // A job with `hosts` runs only on those; the spec is JSON, so the list is read
+            // from it rather than kept twice.
+            let rows = tx.query(
+                "WITH picked AS (
+                 SELECT r.id FROM runs r JOIN jobs j ON j.id = r.job_id
+                 WHERE r.status = 'queued' AND r.machine_id = ''
+                   AND (NOT (j.spec::jsonb ? 'hosts') OR (j.spec::jsonb -> 'hosts') ? $2)
+                 ORDER BY r.id LIMIT $3
+                 FOR UPDATE OF r SKIP LOCKED)
+             UPDATE runs r SET machine_id = $1, boot_id = $4, claim_token = $5
+             FROM picked WHERE r.id = picked.id
+             RETURNING r.id, r.plan",
+                &[
+                    &host.machine_id,
+                    &host.name,
+                    &i64::from(limit),
+                    &host.boot_id,
+                    &token,
+                ],
+            )?;
+            let mut plans = Vec::with_capacity(rows.len());
+            for row in rows {
+                let id: i64 = row.try_get(0)?;
+                let stored: String = row.try_get(1)?;
+                let mut plan: MonitorPlan = serde_json::from_str(&stored)
+                    .map_err(|e| StoreError::Row(format!("run {id}: its plan: {e}")))?;
+                // The plan was made on the host that queued it: its log and state directory
+                // are this host's now.
+                plan.log_path = host.log_dir.join(format!("{id}.log"));
+                plan.env.insert(
+                    "STEAD_STATE_DIR".into(),
+                    host.state_dir.display().to_string(),
+                );
+                tx.execute(
+                    "UPDATE runs SET log_path = $2, plan = $3 WHERE id = $1",
+                    &[
+                        &id,
+                        &plan.log_path.to_string_lossy(),
+                        &serde_json::to_string(&plan).expect("a plan serializes"),
+                    ],
+                )?;
+                notify(tx, Announce::Run(id))?;
+                plans.push(plan);
+            }
+            Ok(plans)
+        })
+    }
+
+    fn settle_lost_hosts(
+        &self,
+        cutoff: Timestamp,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let store = self;
+        store.write_raw(None, |tx| {
+            fence_leader(tx, &store.machine_id, epoch)?;
+            let lost = tx.query(
+                "SELECT r.id, h.name, h.renewed_at_ms FROM runs r JOIN hosts h
+               ON h.machine_id = r.machine_id
+             WHERE r.status IN ('queued', 'running') AND r.machine_id <> ''
+               AND coalesce(h.renewed_at_ms, 0) < $1 AND h.machine_id <> $2
+             ORDER BY r.id FOR UPDATE OF r",
+                &[&to_ms(cutoff), &store.machine_id],
+            )?;
+            let mut settled = Vec::new();
+            for row in lost {
+                let id: i64 = row.try_get(0)?;
+                let name: String = row.try_get(1)?;
+                let renewed: Option<i64> = row.try_get(2)?;
+                let since = renewed.map_or_else(|| "ever".to_string(), |ms| rfc3339(from_ms(ms)));
+                let end = RunEnd::with_reason(
+                    RunStatus::Interrupted,
+                    format!("interrupted: its host {name} was lost (no heartbeat since {since})"),
+                    now,
+                );
+                if runs::end_run(tx, id, &end, IN_FLIGHT)? {
+                    notify(tx, Announce::Run(id))?;
+                    settled.push(id);
+                }
+            }
+            Ok(settled)
+        })
+    }
+
+    fn runs_owed_by_lost_hosts(&self, cutoff: Timestamp) -> Result<Vec<Run>, StoreError> {
+        self.with_client(|c| {
+            runs::list_where(
+                c,
+                "status = 'interrupted' AND resolution IS NULL AND machine_id IN
+                 (SELECT machine_id FROM hosts WHERE coalesce(renewed_at_ms, 0) < $1)
+             AND job_id IN (SELECT id FROM jobs WHERE spec::jsonb ->> 'resume_on' = 'any')",
+                &to_ms(cutoff),
+            )
+        })
+    }
+
+    /// Listens on a connection of its own, on a thread of its own, until `wake` says stop.
+    fn listen(&self, wake: Box<dyn Fn(Wake) -> bool + Send>) -> Result<(), StoreError> {
+        let store = self;
+        let config = store.config.clone();
+        let ledger = store.ledger.clone();
+        std::thread::Builder::new()
+        .name("stead-listen".into())
+        .spawn(move || {
+            let mut retry = LISTEN_RETRY;
+            loop {
+                match config.connect(NoTls) {
+                    Ok(mut client) => {
+                        retry = LISTEN_RETRY;
+                        if !listen_on(&mut client, &wake, &ledger) {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(%ledger, "cannot listen on the ledger: {}; retrying", describe(&e));
+                    }
+                }
+                std::thread::sleep(retry);
+                retry = (retry * 2).min(LISTEN_RETRY_MAX);
+            }
+        })
+        .map_err(|e| StoreError::Unavailable {
+            ledger: store.ledger.clone(),
+            detail: format!("cannot start the listener thread: {e}"),
+        })?;
+        Ok(())
+    }
+}
+
+/// Delivers notifications until the connection is lost (true: connect again) or `wake`
+/// says stop (false).
+fn listen_on(client: &mut Client, wake: &dyn Fn(Wake) -> bool, ledger: &str) -> bool {
+    if let Err(e) = client.batch_execute(&format!(
+        "LISTEN {QUEUED}; LISTEN {RUN_CHANGED}; LISTEN {CANCEL}; LISTEN {CHANGED};"
+    )) {
+        tracing::warn!(%ledger, "cannot listen on the ledger: {}", describe(&e));
+        return true;
+    }
+    // Anything sent while no connection listened is looked at again now.
+    if !wake(Wake::Reconnected) {
+        return false;
+    }
+    let mut notifications = client.notifications();
+    let mut iter = notifications.blocking_iter();
+    loop {
+        match iter.next() {
+            Ok(Some(n)) => {
+                let id = n.payload().parse::<i64>();
+                let event = match (n.channel(), id) {
+                    (QUEUED, _) => Wake::Queued,
+                    (CHANGED, _) => Wake::Changed,
+                    (RUN_CHANGED, Ok(id)) => Wake::Run(id),
+                    (CANCEL, Ok(id)) => Wake::Cancel(id),
+                    _ => continue,
+                };
+                if !wake(event) {
+                    return false;
+                }
+            }
+            Ok(None) => return true,
+            Err(e) => {
+                tracing::warn!(%ledger, "lost the ledger's notifications: {}; reconnecting", describe(&e));
+                return true;
+            }
+        }
+    }
+}
+
+/// Records the host's name (what `--host` matches), at every connection of the host.
+pub fn name_host(client: &mut Client, machine_id: &str, name: &str) -> Result<(), StoreError> {
+    // A host that never claimed gets a row at epoch 0 (what a missing row reads as).
+    client.execute(
+        "INSERT INTO hosts (machine_id, name, epoch, expires_at_ms) VALUES ($1, $2, 0, 0)
+         ON CONFLICT (machine_id) DO UPDATE SET name = EXCLUDED.name
+         WHERE hosts.name IS DISTINCT FROM EXCLUDED.name",
+        &[&machine_id, &name],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,334 @@
+//! Run rows: admission (with the job's concurrency policy), transitions and queries.
+//!
+//! Transitions are compare-and-set on the status, so each run's terminal state is
+//! written exactly once whoever races to write it (its monitor, a cancel, the server
+//! reconciling after a crash): under READ COMMITTED, a writer that waited for another's
+//! row lock re-evaluates the status guard on the row as committed.
+
+use std::path::Path;
+
+use ::postgres::Row;
+use ::postgres::types::ToSql;
+use jiff::Timestamp;
+use stead_core::admission::Verdict;
+use stead_core::clock::{from_ms, rfc3339, to_ms};
+use stead_core::identity::StartIdentity;
+use stead_core::records::{ActiveRun, NewRun, RunCount};
+use stead_core::runs::{LANDED, RunEnd};
+use stead_protocol::{Run, RunFilter, RunStatus, Trigger};
+
+use super::{Sql, pid_from};
+use crate::StoreError;
+use crate::backend::InFlightOf;
+use crate::ledger::IN_FLIGHT;
+use crate::rows::{ended_at_ms, list_limit, status_from, status_list, time, trigger_from};
+
+const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
+    idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
+    started_at_ms, ended_at_ms, log_path, original_trigger, resolution";
+
+type Param<'a> = &'a (dyn ToSql + Sync);
+
+fn from_row(row: &Row) -> Result<Run, StoreError> {
+    let monitor_pid: Option<i64> = row.try_get(12)?;
+    let original: Option<&str> = row.try_get(18)?;
+    Ok(Run {
+        id: row.try_get(0)?,
+        job: row.try_get(1)?,
+        trigger: trigger_from(row.try_get(2)?)?,
+        status: status_from(row.try_get(3)?)?,
+        exit_code: row.try_get(4)?,
+        signal: row.try_get(5)?,
+        reason: row.try_get(6)?,
+        attempt: row.try_get(7)?,
+        parent_id: row.try_get(8)?,
+        idempotency_key: row.try_get(9)?,
+        machine_id: row.try_get(10)?,
+        boot_id: row.try_get(11)?,
+        monitor_pid: monitor_pid.map(pid_from).transpose()?,
+        scheduled_at: time(row.try_get(13)?),
+        created_at: rfc3339(from_ms(row.try_get(14)?)),
+        started_at: time(row.try_get(15)?),
+        ended_at: time(row.try_get(16)?),
+        log_path: row.try_get(17)?,
+        original_trigger: original.map(trigger_from).transpose()?,
+        resolution: row.try_get(19)?,
+    })
+}
+
+pub fn get(c: &mut dyn Sql, id: i64) -> Result<Option<Run>, StoreError> {
+    c.query_opt(&format!("SELECT {COLUMNS} FROM runs WHERE id = $1"), &[&id])?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+/// The job a run belongs to.
+pub fn job_of(c: &mut dyn Sql, id: i64) -> Result<i64, StoreError> {
+    c.query_opt("SELECT job_id FROM runs WHERE id = $1", &[&id])?
+        .ok_or(StoreError::NoSuchRun(id))?
+        .try_get(0)
+        .map_err(Into::into)
+}
+
+pub fn list(c: &mut dyn Sql, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
+    // Only the conditions given, so the planner can pick `runs_by_job` or
+    // `runs_by_status`.
+    let status = filter.status.map(RunStatus::as_str);
+    let limit = list_limit(filter);
+    let mut conditions = Vec::new();
+    let mut values: Vec<Param<'_>> = Vec::new();
+    if let Some(job) = &filter.job {
+        values.push(job);
+        conditions.push(format!("job = ${}", values.len()));
+    }
+    if let Some(status) = &status {
+        values.push(status);
+        conditions.push(format!("status = ${}", values.len()));
+    }
+    if let Some(before) = &filter.before_id {
+        values.push(before);
+        conditions.push(format!("id < ${}", values.len()));
+    }
+    values.push(&limit);
+    let clause = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conditions.join(" AND "))
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM runs {clause} ORDER BY id DESC LIMIT ${}",
+        values.len()
+    );
+    c.query(&sql, &values)?.iter().map(from_row).collect()
+}
+
+pub fn counts(c: &mut dyn Sql) -> Result<Vec<RunCount>, StoreError> {
+    let rows = c.query(
+        "SELECT job, status, trigger, resolution IS NOT NULL, count(*) FROM runs
+         GROUP BY job, status, trigger, resolution IS NOT NULL ORDER BY job",
+        &[],
+    )?;
+    rows.iter()
+        .map(|row| {
+            let count: i64 = row.try_get(4)?;
+            Ok(RunCount {
+                job: row.try_get(0)?,
+                status: status_from(row.try_get(1)?)?,
+                trigger: trigger_from(row.try_get(2)?)?,
+                resolved: row.try_get(3)?,
+                count: u64::try_from(count).unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+fn active_from_row(row: &Row) -> Result<ActiveRun, StoreError> {
+    let pid: Option<i64> = row.try_get(5)?;
+    let identity: Option<String> = row.try_get(6)?;
+    Ok(ActiveRun {
+        id: row.try_get(0)?,
+        job: row.try_get(1)?,
+        status: status_from(row.try_get(2)?)?,
+        machine_id: row.try_get(3)?,
+        boot_id: row.try_get(4)?,
+        monitor: pid
+            .map(pid_from)
+            .transpose()?
+            .zip(identity.map(StartIdentity::from_stored)),
+        epoch: row.try_get(7)?,
+        cancel_requested: row.try_get::<_, Option<i64>>(8)?.is_some(),
+    })
+}
+
+/// Runs that have not ended and match `condition` (a column compared with `$1`).
+fn active_where(
+    c: &mut dyn Sql,
+    condition: &str,
+    value: Param<'_>,
+) -> Result<Vec<ActiveRun>, StoreError> {
+    c.query(
+        &format!(
+            "SELECT id, job, status, machine_id, boot_id, monitor_pid, monitor_start_identity,
+                 epoch, cancel_requested_at_ms
+             FROM runs WHERE status IN ({}) AND {condition} ORDER BY id",
+            status_list(IN_FLIGHT)
+        ),
+        &[value],
+    )?
+    .iter()
+    .map(active_from_row)
+    .collect()
+}
+
+/// Runs queued or running, oldest first.
+pub fn in_flight(c: &mut dyn Sql, of: InFlightOf<'_>) -> Result<Vec<ActiveRun>, StoreError> {
+    match of {
+        InFlightOf::Machine(machine_id) => active_where(c, "machine_id = $1", &machine_id),
+        InFlightOf::Job(job_id) => active_where(c, "job_id = $1", &job_id),
+    }
+}
+
+/// Admissions of one job, from any host, take turns on the job's row: each sees the runs
+/// the one before it admitted, so `forbid` can never queue two.
+pub fn lock_job(tx: &mut dyn Sql, job_id: i64) -> Result<(), StoreError> {
+    tx.execute("SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE", &[&job_id])?;
+    Ok(())
+}
+
+/// Writes a new run's row; its key, log path and plan follow in [`complete`].
+pub fn insert(
+    tx: &mut dyn Sql,
+    new: &NewRun,
+    verdict: &Verdict,
+    epoch: i64,
+) -> Result<i64, StoreError> {
+    Ok(tx
+        .query_one(
+            "INSERT INTO runs (job_id, job, trigger, scheduled_at_ms, idempotency_key,
+                 parent_id, attempt, machine_id, boot_id, status, reason, created_at_ms,
+                 ended_at_ms, log_path, plan, epoch, original_trigger)
+             VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, $10, $11, $12, '', '{}', $13, $14)
+             RETURNING id",
+            &[
+                &new.job_id,
+                &new.job,
+                &new.trigger.as_str(),
+                &new.scheduled_at.map(to_ms),
+                &new.parent_id,
+                &new.attempt,
+                &new.machine_id,
+                &new.boot_id,
+                &verdict.status.as_str(),
+                &verdict.reason,
+                &to_ms(new.created_at),
+                &ended_at_ms(new, verdict),
+                &epoch,
+                &new.original_trigger.map(Trigger::as_str),
+            ],
+        )?
+        .try_get(0)?)
+}
+
+/// Completes a new row with its key, log path and plan, and answers it.
+pub fn complete(
+    tx: &mut dyn Sql,
+    id: i64,
+    key: &str,
+    log_path: &Path,
+    plan: &str,
+) -> Result<Run, StoreError> {
+    let row = tx.query_one(
+        &format!(
+            "UPDATE runs SET idempotency_key = $2, log_path = $3, plan = $4 WHERE id = $1
+             RETURNING {COLUMNS}"
+        ),
+        &[&id, &key, &log_path.to_string_lossy(), &plan],
+    )?;
+    from_row(&row)
+}
+
+pub fn request_cancel(tx: &mut dyn Sql, id: i64, now: Timestamp) -> Result<(), StoreError> {
+    tx.execute(
+        &format!(
+            "UPDATE runs SET cancel_requested_at_ms = COALESCE(cancel_requested_at_ms, $2)
+             WHERE id = $1 AND status IN ({})",
+            status_list(IN_FLIGHT)
+        ),
+        &[&id, &to_ms(now)],
+    )?;
+    Ok(())
+}
+
+/// Interrupted runs of `machine_id` whose debt is not settled yet, oldest first.
+pub fn owed(c: &mut dyn Sql, machine_id: &str) -> Result<Vec<Run>, StoreError> {
+    list_where(
+        c,
+        "status = 'interrupted' AND resolution IS NULL AND machine_id = $1",
+        &machine_id,
+    )
+}
+
+/// Runs matching `condition` (with one parameter, `$1`), oldest first.
+pub fn list_where(
+    c: &mut dyn Sql,
+    condition: &str,
+    value: Param<'_>,
+) -> Result<Vec<Run>, StoreError> {
+    c.query(
+        &format!("SELECT {COLUMNS} FROM runs WHERE {condition} ORDER BY id"),
+        &[value],
+    )?
+    .iter()
+    .map(from_row)
+    .collect()
+}
+
+/// Settles an interrupted run's debt, once.
+pub fn resolve(
+    tx: &mut dyn Sql,
+    id: i64,
+    resolution: &str,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE runs SET resolution = $2, resolved_at_ms = $3
+         WHERE id = $1 AND status = 'interrupted' AND resolution IS NULL",
+        &[&id, &resolution, &to_ms(now)],
+    )?;
+    Ok(n == 1)
+}
+
+/// A receipt proved an interrupted run's work landed: it is closed as succeeded. The one
+/// transition out of a terminal status, and only while the debt is unsettled.
+pub fn land(tx: &mut dyn Sql, id: i64, now: Timestamp) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE runs SET status = 'succeeded', reason = $2, resolution = $2, resolved_at_ms = $3
+         WHERE id = $1 AND status = 'interrupted' AND resolution IS NULL",
+        &[&id, &LANDED, &to_ms(now)],
+    )?;
+    Ok(n == 1)
+}
+
+/// Ends a run whose status is one of `from`; the status guard makes it happen at most
+/// once, whoever races to write it.
+pub fn end_run(
+    tx: &mut dyn Sql,
+    id: i64,
+    end: &RunEnd,
+    from: &[RunStatus],
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        &format!(
+            "UPDATE runs SET status = $2, exit_code = $3, signal = $4, reason = $5,
+                 ended_at_ms = $6
+             WHERE id = $1 AND status IN ({})",
+            status_list(from)
+        ),
+        &[
+            &id,
+            &end.status.as_str(),
+            &end.exit_code,
+            &end.signal,
+            &end.reason,
+            &to_ms(end.ended_at),
+        ],
+    )?;
+    Ok(n == 1)
+}
+
+pub fn mark_running(
+    tx: &mut dyn Sql,
+    id: i64,
+    pid: u32,
+    identity: &StartIdentity,
+    started_at: Timestamp,
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE runs SET status = 'running', monitor_pid = $2, monitor_start_identity = $3,
+             started_at_ms = $4
+         WHERE id = $1 AND status = 'queued'",
+        &[&id, &i64::from(pid), &identity.as_str(), &to_ms(started_at)],
+    )?;
+    Ok(n == 1)
+}

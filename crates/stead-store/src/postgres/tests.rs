@@ -1,0 +1,576 @@
+//! What only the PostgreSQL ledger has: migrations shared by racing hosts, a lost or
+//! unreachable server, URLs with passwords, one lease per host, and the row lock that
+//! fences. Everything through the trait is in the store contract (`store/contract.rs`).
+
+use std::sync::Barrier;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ::postgres::{Client, NoTls};
+use jiff::{SignedDuration, Timestamp};
+use stead_protocol::{Concurrency, JobSpec, RunStatus, Trigger};
+
+use stead_core::identity;
+use stead_core::lease::{ClaimOutcome, Claimant, HeldLease};
+use stead_core::runs::RunEnd;
+
+use super::{CATALOG_LOCK, PgStore, schema_version_count};
+use crate::contract::{ScratchDb, logs, new_run, plan, service, spec};
+use crate::{Catalog, Cluster, Lease, RunLedger, RunRecorder, StoreError};
+
+const TTL: SignedDuration = SignedDuration::from_secs(30);
+
+fn t(secs: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + secs).unwrap()
+}
+
+fn raw(db: &ScratchDb) -> Client {
+    Client::connect(&db.url, NoTls).unwrap()
+}
+
+fn claim(store: &PgStore, name: &str, now: Timestamp) -> HeldLease {
+    let claimant = Claimant::new(
+        name.into(),
+        std::process::id(),
+        identity::current().unwrap(),
+    );
+    match store.claim_lease(&claimant, now, TTL, None).unwrap() {
+        ClaimOutcome::Claimed(lease) => lease,
+        ClaimOutcome::Held(row) => panic!("held: {row:?}"),
+    }
+}
+
+fn versions(db: &ScratchDb) -> Vec<i32> {
+    raw(db)
+        .query(
+            "SELECT version FROM schema_migrations ORDER BY version",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[test]
+fn starters_racing_to_create_the_ledger_migrate_once() {
+    let db = ScratchDb::create();
+    let barrier = Barrier::new(8);
+    std::thread::scope(|scope| {
+        let connecting: Vec<_> = (0..8)
+            .map(|i| {
+                let (db, barrier) = (&db, &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    PgStore::connect(&db.url, &format!("host{i}")).map(drop)
+                })
+            })
+            .collect();
+        for handle in connecting {
+            handle.join().unwrap().unwrap();
+        }
+    });
+    let known = i32::try_from(schema_version_count()).unwrap();
+    assert_eq!(versions(&db), (1..=known).collect::<Vec<_>>());
+    PgStore::connect(&db.url, "m").unwrap();
+    assert_eq!(versions(&db).len(), schema_version_count());
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_alone() {
+    let db = ScratchDb::create();
+    drop(PgStore::connect(&db.url, "m").unwrap());
+    raw(&db)
+        .execute(
+            "INSERT INTO schema_migrations (version, applied_at_ms, applied_by)
+             VALUES (999, 0, 'the future')",
+            &[],
+        )
+        .unwrap();
+    let err = PgStore::connect(&db.url, "m").unwrap_err();
+    assert!(
+        matches!(err, StoreError::TooNew { found: 999, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("was written by a newer stead"),
+        "{err}"
+    );
+    assert_eq!(versions(&db).len(), schema_version_count() + 1);
+}
+
+#[test]
+fn one_server_leads_at_a_time_and_a_stale_leader_records_no_fire() {
+    let db = ScratchDb::create();
+    let (one, two) = (
+        PgStore::connect(&db.url, "one").unwrap(),
+        PgStore::connect(&db.url, "two").unwrap(),
+    );
+    let (l1, l2) = (claim(&one, "s1", t(0)), claim(&two, "s2", t(0)));
+    let first = one
+        .lead(&l1, t(0), TTL)
+        .unwrap()
+        .expect("the first campaigner leads");
+    assert_eq!(
+        two.lead(&l2, t(1), TTL).unwrap(),
+        None,
+        "a live leadership holds"
+    );
+    // The holder renews even past its expiry, as a host lease does.
+    assert_eq!(one.lead(&l1, t(40), TTL).unwrap(), Some(first));
+    // Once it lapses, another takes it with a new epoch.
+    let second = two
+        .lead(&l2, t(71), TTL)
+        .unwrap()
+        .expect("a lapsed leadership is taken");
+    assert!(second > first);
+    assert_eq!(
+        one.lead(&l1, t(72), TTL).unwrap(),
+        None,
+        "the old leader finds it taken"
+    );
+
+    // A fire recorded by the old leader, with its old epoch, is refused.
+    let job = one
+        .job_insert(&spec("tick", Concurrency::Allow), t(0), l1.epoch)
+        .unwrap();
+    let fire = stead_core::records::NewRun {
+        fence: stead_core::records::Fence::Leader,
+        machine_id: String::new(),
+        ..new_run(&job, Trigger::Scheduled, Some(t(60)))
+    };
+    assert!(matches!(
+        one.run_admit(&fire, logs(), &plan, first),
+        Err(StoreError::Fenced { .. })
+    ));
+    let admitted = two.run_admit(&fire, logs(), &plan, second).unwrap();
+    assert_eq!(admitted.run.status, RunStatus::Queued);
+    assert!(
+        admitted.plan.is_none(),
+        "queued for any host, started by its claimer"
+    );
+    let leader = two.leader().unwrap().unwrap();
+    assert_eq!(
+        (leader.epoch, leader.machine_id.as_deref()),
+        (second, Some("two"))
+    );
+}
+
+#[test]
+fn hosts_claim_disjoint_runs_and_only_runs_they_may_run() {
+    let db = ScratchDb::create();
+    let stores: Vec<PgStore> = ["a", "b"]
+        .iter()
+        .map(|m| PgStore::connect(&db.url, m).unwrap())
+        .collect();
+    let leases: Vec<HeldLease> = stores.iter().map(|s| claim(s, "s", t(0))).collect();
+    let anywhere = stores[0]
+        .job_insert(&spec("anywhere", Concurrency::Allow), t(0), leases[0].epoch)
+        .unwrap();
+    let pinned = stores[0]
+        .job_insert(
+            &JobSpec {
+                hosts: vec!["host-b".into()],
+                ..spec("pinned", Concurrency::Allow)
+            },
+            t(0),
+            leases[0].epoch,
+        )
+        .unwrap();
+    let queue = |job| {
+        let new = stead_core::records::NewRun {
+            machine_id: String::new(),
+            ..new_run(job, Trigger::OnDemand, None)
+        };
+        stores[0]
+            .run_admit(&new, logs(), &plan, leases[0].epoch)
+            .unwrap()
+            .run
+            .id
+    };
+    let mut queued: Vec<i64> = (0..20).map(|_| queue(&anywhere)).collect();
+    let pinned_id = queue(&pinned);
+    queued.sort_unstable();
+
+    // Both hosts claim at once, again and again, until nothing is left.
+    let barrier = Barrier::new(2);
+    let claimed: Vec<Vec<(i64, String)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = stores
+            .iter()
+            .zip(&leases)
+            .zip(["host-a", "host-b"])
+            .map(|((store, lease), name)| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let dir = std::path::PathBuf::from(format!("/var/lib/{name}"));
+                    let host = crate::ClaimingHost {
+                        machine_id: if name == "host-a" { "a" } else { "b" },
+                        name,
+                        boot_id: "boot",
+                        log_dir: &dir.join("logs"),
+                        state_dir: &dir,
+                    };
+                    barrier.wait();
+                    let mut mine = Vec::new();
+                    loop {
+                        let plans = store.runs_claim(&host, 3, lease.epoch).unwrap();
+                        if plans.is_empty() {
+                            return mine;
+                        }
+                        for plan in plans {
+                            assert!(plan.log_path.starts_with(&dir), "{plan:?}");
+                            mine.push((plan.run_id, name.to_string()));
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut all: Vec<i64> = claimed.iter().flatten().map(|(id, _)| *id).collect();
+    all.sort_unstable();
+    let mut expected = queued.clone();
+    expected.push(pinned_id);
+    expected.sort_unstable();
+    assert_eq!(all, expected, "every run claimed exactly once");
+    let by_a: Vec<i64> = claimed[0].iter().map(|(id, _)| *id).collect();
+    assert!(
+        !by_a.contains(&pinned_id),
+        "host-a claimed a run pinned to host-b"
+    );
+    let run = stores[1].run_get(pinned_id).unwrap().unwrap();
+    assert_eq!(run.machine_id, "b");
+}
+
+#[test]
+fn only_the_leader_cuts_the_runs_of_a_silent_host() {
+    let db = ScratchDb::create();
+    let (leader, lost) = (
+        PgStore::connect(&db.url, "leader").unwrap(),
+        PgStore::connect(&db.url, "lost").unwrap(),
+    );
+    let (ll, lost_lease) = (claim(&leader, "s1", t(0)), claim(&lost, "s2", t(0)));
+    let epoch = leader.lead(&ll, t(0), TTL).unwrap().unwrap();
+    let job = lost
+        .job_insert(&spec("work", Concurrency::Allow), t(0), lost_lease.epoch)
+        .unwrap();
+    let id = lost
+        .run_admit(
+            &stead_core::records::NewRun {
+                machine_id: "lost".into(),
+                ..new_run(&job, Trigger::OnDemand, None)
+            },
+            logs(),
+            &plan,
+            lost_lease.epoch,
+        )
+        .unwrap()
+        .run
+        .id;
+    assert!(
+        lost.mark_running(id, std::process::id(), &identity::current().unwrap(), t(1))
+            .unwrap()
+    );
+    // Renewed at t(0): silent since, so lost once the cutoff passes it.
+    assert!(
+        leader
+            .settle_lost_hosts(t(0), t(5), epoch)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(matches!(
+        leader.settle_lost_hosts(t(10), t(40), epoch + 1),
+        Err(StoreError::Fenced { .. })
+    ));
+    assert_eq!(
+        leader.settle_lost_hosts(t(10), t(40), epoch).unwrap(),
+        vec![id]
+    );
+    let run = leader.run_get(id).unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted);
+    assert!(run.reason.unwrap().contains("its host"), "names the host");
+    // The lost host's monitor, still running, cannot record a second outcome.
+    let end = RunEnd::with_reason(RunStatus::Succeeded, "done", t(41));
+    assert!(!lost.finish(id, &end).unwrap());
+}
+
+#[test]
+fn each_host_holds_and_fences_by_a_lease_of_its_own() {
+    let db = ScratchDb::create();
+    let one = PgStore::connect(&db.url, "one").unwrap();
+    let two = PgStore::connect(&db.url, "two").unwrap();
+    let a = claim(&one, "a", t(0));
+    let b = claim(&two, "b", t(0));
+    assert_eq!((a.epoch, b.epoch), (1, 1));
+    assert!(one.lease_row().unwrap().owned_by(&a));
+    assert!(two.lease_row().unwrap().owned_by(&b));
+    // Host two's server is replaced; host one's goes on writing with its epoch.
+    let b2 = claim(&two, "b2", t(31));
+    assert_eq!(b2.epoch, 2);
+    one.job_insert(&spec("a", Concurrency::Forbid), t(31), a.epoch)
+        .unwrap();
+    assert!(matches!(
+        two.job_insert(&spec("b", Concurrency::Forbid), t(31), b.epoch),
+        Err(StoreError::Fenced { epoch: 1 })
+    ));
+    two.job_insert(&spec("b", Concurrency::Forbid), t(31), b2.epoch)
+        .unwrap();
+    let hosts = raw(&db)
+        .query_one("SELECT count(*) FROM hosts", &[])
+        .unwrap()
+        .get::<_, i64>(0);
+    assert_eq!(hosts, 2);
+}
+
+#[test]
+fn a_claim_waits_for_a_fenced_write_in_flight() {
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    let old = claim(&store, "old", t(0));
+    // A write of the old server in flight: its transaction holds the fence.
+    let mut writer = raw(&db);
+    let mut in_flight = writer.transaction().unwrap();
+    let epoch: i64 = in_flight
+        .query_one(
+            "SELECT epoch FROM hosts WHERE machine_id = 'm' FOR SHARE",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(epoch, old.epoch);
+    let (done, claimed) = mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let successor = PgStore::connect(&db.url, "m").unwrap();
+            done.send(claim(&successor, "new", t(31))).unwrap();
+        });
+        // The successor cannot move the epoch while the old write may still commit.
+        assert!(
+            claimed.recv_timeout(Duration::from_millis(500)).is_err(),
+            "the claim did not wait for the write in flight"
+        );
+        in_flight.commit().unwrap();
+        let new = claimed.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(new.epoch, old.epoch + 1);
+    });
+}
+
+#[test]
+fn a_write_waits_for_a_claim_in_flight_and_is_fenced_by_it() {
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    let old = claim(&store, "old", t(0));
+    // A successor's claim in flight: the epoch moved, not yet committed.
+    let mut claimer = raw(&db);
+    let mut claiming = claimer.transaction().unwrap();
+    claiming
+        .execute(
+            "UPDATE hosts SET epoch = epoch + 1 WHERE machine_id = 'm'",
+            &[],
+        )
+        .unwrap();
+    let (done, written) = mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            done.send(store.job_insert(&spec("a", Concurrency::Forbid), t(1), old.epoch))
+                .unwrap()
+        });
+        // Reading the epoch as last committed would let the old server write now.
+        assert!(
+            written.recv_timeout(Duration::from_millis(500)).is_err(),
+            "the write did not wait for the claim in flight"
+        );
+        claiming.commit().unwrap();
+        let result = written.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(
+            matches!(result, Err(StoreError::Fenced { epoch: 1 })),
+            "{result:?}"
+        );
+    });
+    assert!(store.job_list().unwrap().is_empty());
+}
+
+#[test]
+fn a_failure_waits_for_a_restart_starting_and_is_a_cut() {
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    let epoch = claim(&store, "s", t(0)).epoch;
+    store.service_insert(&service("db"), t(0), epoch).unwrap();
+    let dependent = JobSpec {
+        depends_on: vec!["db".into()],
+        ..spec("a", Concurrency::Allow)
+    };
+    let stored = store.job_insert(&dependent, t(0), epoch).unwrap();
+    let id = store
+        .run_admit(
+            &new_run(&stored, Trigger::OnDemand, None),
+            logs(),
+            &plan,
+            epoch,
+        )
+        .unwrap()
+        .run
+        .id;
+    assert!(
+        store
+            .mark_running(id, 1, &identity::current().unwrap(), t(1))
+            .unwrap()
+    );
+    // A restart starting, not yet committed, when the run fails.
+    let mut restarter = raw(&db);
+    let mut restarting = restarter.transaction().unwrap();
+    restarting
+        .execute(
+            "UPDATE services SET restarting_since_ms = 1 WHERE name = 'db'",
+            &[],
+        )
+        .unwrap();
+    let (done, finished) = mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            done.send(store.finish(id, &RunEnd::exited(1, t(2))))
+                .unwrap()
+        });
+        assert!(
+            finished.recv_timeout(Duration::from_millis(500)).is_err(),
+            "the monitor's write did not wait for the restart's"
+        );
+        restarting.commit().unwrap();
+        assert!(
+            finished
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap()
+                .unwrap()
+        );
+    });
+    assert_eq!(
+        store.run_get(id).unwrap().unwrap().status,
+        RunStatus::Interrupted
+    );
+}
+
+#[test]
+fn a_service_removal_waits_for_a_job_that_starts_naming_it() {
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    let epoch = claim(&store, "s", t(0)).epoch;
+    store.service_insert(&service("db"), t(0), epoch).unwrap();
+    // Another host's apply in flight, adding a job that depends on the service.
+    let mut other = raw(&db);
+    let mut applying = other.transaction().unwrap();
+    applying
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&CATALOG_LOCK])
+        .unwrap();
+    let dependent = JobSpec {
+        depends_on: vec!["db".into()],
+        ..spec("x", Concurrency::Forbid)
+    };
+    super::jobs::insert(&mut applying, &dependent, t(0)).unwrap();
+    let (done, removed) = mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| done.send(store.service_remove("db", epoch)).unwrap());
+        assert!(
+            removed.recv_timeout(Duration::from_millis(500)).is_err(),
+            "the removal did not wait for the apply in flight"
+        );
+        applying.commit().unwrap();
+        let result = removed.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(
+            matches!(result, Err(StoreError::ServiceInUse { .. })),
+            "{result:?}"
+        );
+    });
+    assert_eq!(store.service_list().unwrap().len(), 1);
+}
+
+#[test]
+fn a_lost_connection_is_reopened() {
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    let lease = claim(&store, "s", t(0));
+    let kill = |db: &ScratchDb| -> i64 {
+        raw(db)
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                 WHERE datname = current_database() AND application_name = 'stead'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(kill(&db), 1);
+    // Reads and fenced writes go on, on a new connection.
+    assert!(store.job_list().unwrap().is_empty());
+    assert_eq!(kill(&db), 1);
+    store
+        .job_insert(&spec("a", Concurrency::Forbid), t(1), lease.epoch)
+        .unwrap();
+    assert_eq!(store.job_list().unwrap().len(), 1);
+}
+
+#[test]
+fn a_ledger_that_is_gone_fails_calls_naming_it() {
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    let ledger = store.location().to_string();
+    assert!(ledger.ends_with(&format!("/{}", db.name)), "{ledger}");
+    db.drop_database();
+    let err = store.job_list().unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "the PostgreSQL ledger at {ledger} is unreachable: "
+        )),
+        "{message}"
+    );
+    assert!(message.contains("does not exist"), "{message}");
+}
+
+#[test]
+fn an_unreachable_ledger_is_named_without_its_password() {
+    let err = PgStore::connect("postgres://stead:hunter2@127.0.0.1:1/ledger", "m").unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{message}");
+    assert!(
+        message.starts_with("the PostgreSQL ledger at 127.0.0.1:1/ledger is unreachable: "),
+        "{message}"
+    );
+    assert!(!message.contains("hunter2"), "{message}");
+}
+
+#[test]
+fn unusable_urls_are_refused_without_their_password() {
+    let err = PgStore::connect("postgres://stead:hunter2@db:notaport/ledger", "m").unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::LedgerUrl { .. }), "{message}");
+    assert!(
+        message.starts_with("postgres://stead:***@db:notaport/ledger is not a usable"),
+        "{message}"
+    );
+    let err = PgStore::connect("postgres://stead@db/ledger?sslmode=require", "m").unwrap_err();
+    assert!(
+        err.to_string().contains("TLS is not supported yet"),
+        "{err}"
+    );
+}
+
+#[test]
+fn names_order_bytewise_whatever_the_locale() {
+    // The contract checks job names; services and holds share the column collation.
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    let lease = claim(&store, "s", t(0));
+    for name in ["b", "B", "_a"] {
+        store
+            .service_insert(&service(name), t(0), lease.epoch)
+            .unwrap();
+    }
+    let names: Vec<String> = store
+        .service_list()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.spec.name)
+        .collect();
+    assert_eq!(names, ["B", "_a", "b"]);
+}

@@ -1,0 +1,76 @@
+//! How values are kept in rows, the same in every backend: statuses and triggers as
+//! text, specs and plans as JSON, instants as milliseconds.
+
+use serde::Serialize;
+use stead_core::admission::Verdict;
+use stead_core::clock::{from_ms, rfc3339, to_ms};
+use stead_core::records::NewRun;
+use stead_core::runs::MonitorPlan;
+use stead_protocol::limits::{DEFAULT_RUN_LIST, MAX_RUN_LIST};
+use stead_protocol::{JobSpec, RunFilter, RunStatus, ServiceSpec, Trigger};
+
+use crate::StoreError;
+
+/// How many rows a listing returns.
+pub fn list_limit(filter: &RunFilter) -> i64 {
+    i64::from(filter.limit.unwrap_or(DEFAULT_RUN_LIST).min(MAX_RUN_LIST))
+}
+
+/// Statuses as a SQL list (`'queued', 'running'`): fixed words, never user input.
+pub fn status_list(statuses: &[RunStatus]) -> String {
+    statuses
+        .iter()
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// When a new row ends as it is written: a skipped run ends when it is recorded.
+pub fn ended_at_ms(new: &NewRun, verdict: &Verdict) -> Option<i64> {
+    (verdict.status == RunStatus::Skipped).then(|| to_ms(new.created_at))
+}
+
+pub fn status_from(s: &str) -> Result<RunStatus, StoreError> {
+    RunStatus::ALL
+        .into_iter()
+        .find(|st| st.as_str() == s)
+        .ok_or_else(|| StoreError::Row(format!("unknown run status {s:?}")))
+}
+
+pub fn trigger_from(s: &str) -> Result<Trigger, StoreError> {
+    [
+        Trigger::Scheduled,
+        Trigger::OnDemand,
+        Trigger::Resume,
+        Trigger::CatchUp,
+    ]
+    .into_iter()
+    .find(|t| t.as_str() == s)
+    .ok_or_else(|| StoreError::Row(format!("unknown run trigger {s:?}")))
+}
+
+/// A stored instant as the wire shows it.
+pub fn time(ms: Option<i64>) -> Option<String> {
+    ms.map(|ms| rfc3339(from_ms(ms)))
+}
+
+/// A job or service spec as stored: whole, as JSON.
+pub fn spec_json(spec: &impl Serialize) -> String {
+    serde_json::to_string(spec).expect("a spec always serializes")
+}
+
+pub fn job_spec(id: i64, json: &str) -> Result<JobSpec, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::Row(format!("job {id}: {e}")))
+}
+
+pub fn service_spec(json: &str) -> Result<ServiceSpec, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::Row(format!("service: {e}")))
+}
+
+/// The stored plan: `{}` for a run that will never start.
+pub fn plan_json(plan: Option<&MonitorPlan>) -> String {
+    match plan {
+        Some(p) => serde_json::to_string(p).expect("a monitor plan always serializes"),
+        None => "{}".to_string(),
+    }
+}

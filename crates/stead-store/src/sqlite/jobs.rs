@@ -1,0 +1,114 @@
+//! Job rows: the spec as JSON plus the columns the scheduler reads.
+
+use jiff::Timestamp;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use stead_core::clock::{from_ms, to_ms};
+use stead_core::records::StoredJob;
+use stead_protocol::JobSpec;
+
+use crate::StoreError;
+use crate::rows::{job_spec, spec_json};
+
+const COLUMNS: &str = "id, spec, created_at_ms, updated_at_ms, anchor_ms, fired_through_ms";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<StoredJob, StoreError>> {
+    let id: i64 = row.get(0)?;
+    let spec: String = row.get(1)?;
+    let fired_through: Option<i64> = row.get(5)?;
+    Ok(job_spec(id, &spec).and_then(|spec| {
+        Ok(StoredJob {
+            id,
+            spec,
+            created_at: from_ms(row.get(2)?),
+            updated_at: from_ms(row.get(3)?),
+            anchor: from_ms(row.get(4)?),
+            fired_through: fired_through.map(from_ms),
+        })
+    }))
+}
+
+pub fn get(tx: &Connection, name: &str) -> Result<Option<StoredJob>, StoreError> {
+    let found = tx
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM jobs WHERE name = ?1"),
+            [name],
+            from_row,
+        )
+        .optional()?;
+    found.transpose()
+}
+
+pub fn list(conn: &Connection) -> Result<Vec<StoredJob>, StoreError> {
+    let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM jobs ORDER BY name"))?;
+    let rows = stmt.query_map([], from_row)?;
+    let mut jobs = Vec::new();
+    for row in rows {
+        jobs.push(row??);
+    }
+    Ok(jobs)
+}
+
+/// `None` when the name is taken.
+pub fn insert(
+    tx: &Connection,
+    spec: &JobSpec,
+    now: Timestamp,
+) -> Result<Option<StoredJob>, StoreError> {
+    if get(tx, &spec.name)?.is_some() {
+        return Ok(None);
+    }
+    let now_ms = to_ms(now);
+    tx.execute(
+        "INSERT INTO jobs (name, spec, enabled, created_at_ms, updated_at_ms, anchor_ms)
+         VALUES (?1, ?2, ?3, ?4, ?4, ?4)",
+        params![spec.name, spec_json(spec), spec.enabled, now_ms],
+    )?;
+    get(tx, &spec.name)
+}
+
+/// `None` when there is no such job.
+pub fn update(
+    tx: &Connection,
+    spec: &JobSpec,
+    schedule_changed: bool,
+    now: Timestamp,
+) -> Result<Option<StoredJob>, StoreError> {
+    let now_ms = to_ms(now);
+    // A new schedule counts its fires from now: what the old one missed is not owed.
+    let n = tx.execute(
+        "UPDATE jobs SET spec = ?2, enabled = ?3, updated_at_ms = ?4,
+             anchor_ms = CASE WHEN ?5 THEN ?4 ELSE anchor_ms END,
+             fired_through_ms = CASE WHEN ?5 THEN ?4 ELSE fired_through_ms END
+         WHERE name = ?1",
+        params![
+            spec.name,
+            spec_json(spec),
+            spec.enabled,
+            now_ms,
+            schedule_changed
+        ],
+    )?;
+    if n == 0 {
+        return Ok(None);
+    }
+    get(tx, &spec.name)
+}
+
+/// `None` when there is no such job.
+pub fn remove(tx: &Connection, name: &str) -> Result<Option<StoredJob>, StoreError> {
+    let Some(job) = get(tx, name)? else {
+        return Ok(None);
+    };
+    tx.execute("DELETE FROM jobs WHERE id = ?1", [job.id])?;
+    Ok(Some(job))
+}
+
+pub fn mark_fired(tx: &Connection, job_id: i64, through: Timestamp) -> Result<(), StoreError> {
+    // Only ever forward: a late writer can never make a handled fire due again.
+    tx.execute(
+        "UPDATE jobs SET fired_through_ms = ?2
+         WHERE id = ?1 AND (fired_through_ms IS NULL OR fired_through_ms < ?2)",
+        params![job_id, to_ms(through)],
+    )?;
+    Ok(())
+}

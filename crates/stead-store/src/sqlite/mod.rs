@@ -1,0 +1,507 @@
+//! The SQLite ledger: `DIR/stead.db`, in WAL mode with full sync.
+//!
+//! `synchronous=FULL` because in WAL mode `NORMAL` can lose the last commits on power
+//! loss, and a run must be on the ledger before it starts. Other processes (per-run
+//! monitors, `stead doctor`) open the same file, so every connection sets a busy timeout
+//! and every writing transaction begins `IMMEDIATE`. A file that is not a SQLite database
+//! is reported and never touched.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use rusqlite::config::DbConfig;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use stead_core::clock::{from_ms, to_ms};
+use stead_core::identity::StartIdentity;
+use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow, RenewOutcome};
+
+mod jobs;
+mod runs;
+mod services;
+mod steps;
+#[cfg(test)]
+mod tests_runs;
+
+use crate::backend::Guard;
+use crate::backend::sealed::Backend;
+use crate::{Lease, Store, StoreError};
+use steps::SqliteTx;
+
+/// Append-only: a released schema is never edited, only followed by a new migration.
+/// The schema version is the number of migrations applied (`PRAGMA user_version`).
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/001_server_lease.sql"),
+    include_str!("migrations/002_jobs_and_runs.sql"),
+    include_str!("migrations/003_resolutions.sql"),
+    include_str!("migrations/004_services_and_holds.sql"),
+    include_str!("migrations/005_job_ids_never_reused.sql"),
+];
+
+/// How long a statement waits for another process's write lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The SQLite ledger.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+/// Switches a connection to WAL and returns the journal mode it ended in. The switch of a
+/// brand-new file needs an exclusive lock, and SQLite answers a starter racing another
+/// with SQLITE_BUSY at once instead of calling the busy handler: retried here for as
+/// long as the busy timeout would have waited.
+fn wal_mode(conn: &Connection) -> rusqlite::Result<String> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if absent) and migrates the ledger at `path`.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let open_err = |source: rusqlite::Error| classify(path, source);
+        let mut conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // Closing the last connection would checkpoint the WAL under an exclusive lock; a
+        // server frozen while exiting would then block its successor's first write. Let
+        // the WAL be checkpointed by commits (auto-checkpoint) instead.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(open_err)?;
+        // Reading the journal mode reads page 1: a file that is not a database fails here,
+        // before anything could write to it.
+        let mode = wal_mode(&conn).map_err(open_err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Migrate {
+                path: path.to_path_buf(),
+                detail: format!("journal mode is {mode}, WAL could not be enabled"),
+            });
+        }
+        conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .map_err(open_err)?;
+        migrate(path, &mut conn)?;
+        restrict_permissions(path);
+        Ok(Self {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn ledger_name(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the connection leaves SQLite itself consistent (an open
+        // transaction is rolled back when its guard drops), so poisoning is not fatal.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Brings the schema up to date. Several processes may open a new ledger at once (racing
+/// starters, monitors), so each step reads the version and applies the next migration
+/// inside one `BEGIN IMMEDIATE` transaction: the version cannot move between the read
+/// and the write. (A migration library that reads the version first and then opens a
+/// deferred transaction lets two starters both apply migration 1.)
+fn migrate(path: &Path, conn: &mut Connection) -> Result<(), StoreError> {
+    let known = schema_version_count();
+    let failed = |detail: String| StoreError::Migrate {
+        path: path.to_path_buf(),
+        detail,
+    };
+    // Every monitor opens the ledger on a run's way to exec: read the version without a
+    // write lock first, and take one only when there is something to migrate.
+    let current: usize = conn
+        .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+        .map_err(|e| classify(path, e))? as usize;
+    if current == known {
+        return Ok(());
+    }
+    loop {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(path, e))?;
+        let found: usize = tx
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| classify(path, e))? as usize;
+        if found > known {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found,
+                known,
+            });
+        }
+        if found == known {
+            return Ok(());
+        }
+        tx.execute_batch(MIGRATIONS[found])
+            .map_err(|e| failed(format!("migration {}: {e}", found + 1)))?;
+        tx.pragma_update(None, "user_version", (found + 1) as i64)
+            .map_err(|e| failed(e.to_string()))?;
+        tx.commit().map_err(|e| failed(e.to_string()))?;
+        tracing::info!(path = %path.display(), version = found + 1, "migrated the ledger");
+    }
+}
+
+/// The schema version this build writes.
+pub fn schema_version_count() -> usize {
+    MIGRATIONS.len()
+}
+
+fn restrict_permissions(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600));
+    }
+}
+
+/// Maps "this is not a database" errors to [`StoreError::Corrupt`].
+fn classify(path: &Path, source: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    match source.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: source.to_string(),
+        },
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            detail: source.to_string(),
+        },
+    }
+}
+
+fn ms(d: SignedDuration) -> i64 {
+    d.as_millis().try_into().unwrap_or(i64::MAX)
+}
+
+fn read_lease(conn: &Connection) -> rusqlite::Result<LeaseRow> {
+    conn.query_row(
+        "SELECT epoch, server_id, token_hash, pid, start_identity, expires_at_ms
+         FROM server_lease WHERE id = 1",
+        [],
+        |r| {
+            let server_id: Option<String> = r.get(1)?;
+            let owner = match server_id {
+                Some(server_id) => Some(LeaseOwner {
+                    server_id,
+                    token_hash: r.get(2)?,
+                    pid: r.get(3)?,
+                    start_identity: StartIdentity::from_stored(r.get::<_, String>(4)?),
+                }),
+                None => None,
+            };
+            Ok(LeaseRow {
+                epoch: r.get(0)?,
+                owner,
+                expires_at: from_ms(r.get(5)?),
+            })
+        },
+    )
+}
+
+impl Lease for SqliteStore {
+    fn claim_lease(
+        &self,
+        claimant: &Claimant,
+        now: Timestamp,
+        ttl: SignedDuration,
+        dead_owner: Option<&LeaseRow>,
+    ) -> Result<ClaimOutcome, StoreError> {
+        let conn = self.conn();
+        let now_ms = to_ms(now);
+        let expires_ms = now_ms.saturating_add(ms(ttl));
+        let dead = dead_owner.and_then(|row| Some((row.epoch, row.owner.as_ref()?)));
+        // One compare-and-set statement: the check and the takeover cannot be split by a
+        // pause or by another claimant. A dead owner's row is matched whole (epoch and
+        // identity), so it cannot take a row that moved on since the caller judged it.
+        let epoch: Option<i64> = conn
+            .query_row(
+                "UPDATE server_lease
+                 SET epoch = epoch + 1, server_id = ?1, token_hash = ?2, pid = ?3,
+                     start_identity = ?4, expires_at_ms = ?5, claimed_at_ms = ?6,
+                     renewed_at_ms = ?6
+                 WHERE id = 1 AND (server_id IS NULL OR expires_at_ms <= ?6
+                    OR (epoch = ?7 AND server_id = ?8 AND pid = ?9 AND start_identity = ?10))
+                 RETURNING epoch",
+                params![
+                    claimant.server_id,
+                    claimant.token_hash,
+                    claimant.pid,
+                    claimant.start_identity.as_str(),
+                    expires_ms,
+                    now_ms,
+                    dead.map(|(epoch, _)| epoch),
+                    dead.map(|(_, o)| o.server_id.as_str()),
+                    dead.map(|(_, o)| o.pid),
+                    dead.map(|(_, o)| o.start_identity.as_str()),
+                ],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(match epoch {
+            Some(epoch) => ClaimOutcome::Claimed(HeldLease {
+                claimant: claimant.clone(),
+                epoch,
+                expires_at: from_ms(expires_ms),
+            }),
+            None => ClaimOutcome::Held(read_lease(&conn)?),
+        })
+    }
+
+    fn renew_lease(
+        &self,
+        lease: &HeldLease,
+        now: Timestamp,
+        ttl: SignedDuration,
+    ) -> Result<RenewOutcome, StoreError> {
+        let conn = self.conn();
+        let now_ms = to_ms(now);
+        let expires_ms = now_ms.saturating_add(ms(ttl));
+        let c = &lease.claimant;
+        // Deliberately no `expires_at_ms > now`: an owner that slept past its expiry
+        // re-arms its own lease. Identity and token are the fence.
+        let renewed: Option<i64> = conn
+            .query_row(
+                "UPDATE server_lease SET expires_at_ms = ?1, renewed_at_ms = ?2
+                 WHERE id = 1 AND epoch = ?3 AND server_id = ?4 AND token_hash = ?5
+                   AND pid = ?6 AND start_identity = ?7
+                 RETURNING expires_at_ms",
+                params![
+                    expires_ms,
+                    now_ms,
+                    lease.epoch,
+                    c.server_id,
+                    c.token_hash,
+                    c.pid,
+                    c.start_identity.as_str()
+                ],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(match renewed {
+            Some(expires) => RenewOutcome::Renewed {
+                expires_at: from_ms(expires),
+            },
+            None => RenewOutcome::Superseded(read_lease(&conn)?),
+        })
+    }
+
+    fn release_lease(&self, lease: &HeldLease, now: Timestamp) -> Result<bool, StoreError> {
+        let conn = self.conn();
+        let c = &lease.claimant;
+        let n = conn.execute(
+            "UPDATE server_lease
+             SET server_id = NULL, token_hash = NULL, pid = NULL, start_identity = NULL,
+                 expires_at_ms = ?1
+             WHERE id = 1 AND epoch = ?2 AND server_id = ?3 AND token_hash = ?4
+               AND pid = ?5 AND start_identity = ?6",
+            params![
+                to_ms(now),
+                lease.epoch,
+                c.server_id,
+                c.token_hash,
+                c.pid,
+                c.start_identity.as_str()
+            ],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn lease_row(&self) -> Result<LeaseRow, StoreError> {
+        Ok(read_lease(&self.conn())?)
+    }
+}
+
+impl Store for SqliteStore {}
+
+impl Backend for SqliteStore {
+    type Tx<'t> = SqliteTx<'t>;
+
+    fn read<T>(
+        &self,
+        f: &mut dyn FnMut(&mut SqliteTx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let conn = self.conn();
+        f(&mut SqliteTx(&conn)).map_err(|e| e.on(&self.ledger_name()))
+    }
+
+    /// One `BEGIN IMMEDIATE` transaction. A fenced one first checks that the lease still
+    /// carries the epoch: the write lock is held from the check to the commit, so no newer
+    /// server can claim in between. (With one host, its server's lease epoch is also its
+    /// leader epoch, and the whole database is one serialized writer: every guard is the
+    /// lease check.)
+    fn write<T>(
+        &self,
+        guard: Guard,
+        f: &mut dyn FnMut(&mut SqliteTx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn();
+        let result = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if let Guard::Host(epoch) | Guard::Leader(epoch) | Guard::Catalog(epoch) = guard {
+                let current: i64 =
+                    tx.query_row("SELECT epoch FROM server_lease WHERE id = 1", [], |r| {
+                        r.get(0)
+                    })?;
+                if current != epoch {
+                    return Err(StoreError::Fenced { epoch });
+                }
+            }
+            let value = f(&mut SqliteTx(&tx))?;
+            tx.commit()?;
+            Ok(value)
+        })();
+        result.map_err(|e| e.on(&self.ledger_name()))
+    }
+}
+
+/// The result of SQLite's integrity check on a ledger, opened read-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Integrity {
+    pub schema_version: usize,
+    pub journal_mode: String,
+    /// Empty when SQLite answered "ok".
+    pub problems: Vec<String>,
+}
+
+/// Reads the lease row without writing to the ledger (for `stead doctor`).
+pub fn read_lease_readonly(path: &Path) -> Result<LeaseRow, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| classify(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| classify(path, e))?;
+    read_lease(&conn).map_err(|e| classify(path, e))
+}
+
+/// Runs `PRAGMA integrity_check` on the ledger without writing to it.
+pub fn check_integrity(path: &Path) -> Result<Integrity, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| classify(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| classify(path, e))?;
+    let journal_mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    let schema_version = conn
+        .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+        .map_err(|e| classify(path, e))? as usize;
+    let mut stmt = conn
+        .prepare("PRAGMA integrity_check")
+        .map_err(|e| classify(path, e))?;
+    let rows: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .map_err(|e| classify(path, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| classify(path, e))?;
+    let problems = if rows == ["ok"] { Vec::new() } else { rows };
+    Ok(Integrity {
+        schema_version,
+        journal_mode,
+        problems,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! What only SQLite has: a file, its integrity, racing openers. The lease and every
+    //! other behaviour through the trait are in the store contract (`store/contract.rs`).
+
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("stead.db")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_reported_and_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stead.db");
+        let garbage = b"this is not a database, it is a diary entry\n".repeat(200);
+        std::fs::write(&path, &garbage).unwrap();
+        let err = SqliteStore::open(&path).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+        assert!(err.to_string().contains("changed nothing"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), garbage);
+        assert!(matches!(
+            check_integrity(&path).unwrap_err(),
+            StoreError::Corrupt { .. }
+        ));
+    }
+
+    #[test]
+    fn starters_racing_to_create_the_ledger_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stead.db");
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|scope| {
+            let opened: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        SqliteStore::open(&path).map(drop)
+                    })
+                })
+                .collect();
+            for handle in opened {
+                handle.join().unwrap().unwrap();
+            }
+        });
+        let report = check_integrity(&path).unwrap();
+        assert_eq!(report.schema_version, schema_version_count());
+    }
+
+    #[test]
+    fn integrity_check_passes_on_a_fresh_ledger() {
+        let (dir, _store) = store();
+        let report = check_integrity(&dir.path().join("stead.db")).unwrap();
+        assert_eq!(report.problems, Vec::<String>::new());
+        assert_eq!(report.journal_mode, "wal");
+        assert_eq!(report.schema_version, schema_version_count());
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let (dir, store) = store();
+        store
+            .conn()
+            .execute_batch("PRAGMA user_version = 999")
+            .unwrap();
+        drop(store);
+        let err = SqliteStore::open(&dir.path().join("stead.db")).unwrap_err();
+        assert!(
+            matches!(err, StoreError::TooNew { found: 999, .. }),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! Run rows: inserts, transitions and queries.
+//!
+//! Transitions are compare-and-set on the status, so each run's terminal state is
+//! written exactly once whoever races to write it (its monitor, a cancel, the server
+//! reconciling after a crash).
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use stead_core::admission::Verdict;
+use stead_core::clock::{from_ms, rfc3339, to_ms};
+use stead_core::identity::StartIdentity;
+use stead_core::records::{ActiveRun, NewRun, RunCount};
+use stead_core::runs::{LANDED, RunEnd};
+use stead_protocol::{Run, RunFilter, RunStatus, Trigger};
+
+use crate::StoreError;
+use crate::backend::InFlightOf;
+use crate::ledger::IN_FLIGHT;
+use crate::rows::{ended_at_ms, list_limit, status_from, status_list, time, trigger_from};
+
+const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
+    idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
+    started_at_ms, ended_at_ms, log_path, original_trigger, resolution";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
+    let trigger: String = row.get(2)?;
+    let status: String = row.get(3)?;
+    let original: Option<String> = row.get(18)?;
+    let run = (|| -> Result<Run, StoreError> {
+        Ok(Run {
+            id: row.get(0)?,
+            job: row.get(1)?,
+            trigger: trigger_from(&trigger)?,
+            status: status_from(&status)?,
+            exit_code: row.get(4)?,
+            signal: row.get(5)?,
+            reason: row.get(6)?,
+            attempt: row.get(7)?,
+            parent_id: row.get(8)?,
+            idempotency_key: row.get(9)?,
+            machine_id: row.get(10)?,
+            boot_id: row.get(11)?,
+            monitor_pid: row.get(12)?,
+            scheduled_at: time(row.get(13)?),
+            created_at: rfc3339(from_ms(row.get(14)?)),
+            started_at: time(row.get(15)?),
+            ended_at: time(row.get(16)?),
+            log_path: row.get(17)?,
+            original_trigger: original.as_deref().map(trigger_from).transpose()?,
+            resolution: row.get(19)?,
+        })
+    })();
+    Ok(run)
+}
+
+pub fn get(conn: &Connection, id: i64) -> Result<Option<Run>, StoreError> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"),
+        [id],
+        from_row,
+    )
+    .optional()?
+    .transpose()
+}
+
+pub fn list(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
+    let (sql, values) = list_query(filter);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(values), from_row)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row??);
+    }
+    Ok(runs)
+}
+
+pub fn counts(conn: &Connection) -> Result<Vec<RunCount>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT job, status, trigger, resolution IS NOT NULL, count(*) FROM runs
+         GROUP BY job, status, trigger, resolution IS NOT NULL ORDER BY job",
+    )?;
+    let rows = stmt.query_map([], |row| {
+        let status: String = row.get(1)?;
+        let trigger: String = row.get(2)?;
+        let count: i64 = row.get(4)?;
+        Ok((
+            row.get::<_, String>(0)?,
+            status,
+            trigger,
+            row.get(3)?,
+            count,
+        ))
+    })?;
+    let mut counts = Vec::new();
+    for row in rows {
+        let (job, status, trigger, resolved, count) = row?;
+        counts.push(RunCount {
+            job,
+            status: status_from(&status)?,
+            trigger: trigger_from(&trigger)?,
+            resolved,
+            count: u64::try_from(count).unwrap_or(0),
+        });
+    }
+    Ok(counts)
+}
+
+/// The statement and values of a listing.
+pub(super) fn list_query(filter: &RunFilter) -> (String, Vec<rusqlite::types::Value>) {
+    let limit = list_limit(filter);
+    // Only the conditions given, so SQLite can pick `runs_by_job` or `runs_by_status`
+    // (an `(? IS NULL OR col = ?)` form hides them and scans the whole ledger).
+    let mut conditions = Vec::new();
+    let mut values: Vec<rusqlite::types::Value> = Vec::new();
+    if let Some(job) = &filter.job {
+        values.push(job.clone().into());
+        conditions.push(format!("job = ?{}", values.len()));
+    }
+    if let Some(status) = filter.status {
+        values.push(status.as_str().to_string().into());
+        conditions.push(format!("status = ?{}", values.len()));
+    }
+    if let Some(before) = filter.before_id {
+        values.push(before.into());
+        conditions.push(format!("id < ?{}", values.len()));
+    }
+    values.push(limit.into());
+    let clause = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conditions.join(" AND "))
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM runs {clause} ORDER BY id DESC LIMIT ?{}",
+        values.len()
+    );
+    (sql, values)
+}
+
+fn active_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ActiveRun, StoreError>> {
+    let status: String = row.get(2)?;
+    let pid: Option<u32> = row.get(5)?;
+    let identity: Option<String> = row.get(6)?;
+    Ok(status_from(&status).and_then(|status| {
+        Ok(ActiveRun {
+            id: row.get(0)?,
+            job: row.get(1)?,
+            status,
+            machine_id: row.get(3)?,
+            boot_id: row.get(4)?,
+            monitor: pid.zip(identity.map(StartIdentity::from_stored)),
+            epoch: row.get(7)?,
+            cancel_requested: row.get::<_, Option<i64>>(8)?.is_some(),
+        })
+    }))
+}
+
+const ACTIVE_COLUMNS: &str = "id, job, status, machine_id, boot_id, monitor_pid, \
+     monitor_start_identity, epoch, cancel_requested_at_ms";
+
+/// Runs that have not ended and match `condition` (a column compared with `?1`).
+fn active_where(
+    conn: &Connection,
+    condition: &str,
+    value: impl rusqlite::ToSql,
+) -> Result<Vec<ActiveRun>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {ACTIVE_COLUMNS} FROM runs
+         WHERE status IN ({}) AND {condition} ORDER BY id",
+        status_list(IN_FLIGHT)
+    ))?;
+    let rows = stmt.query_map([value], active_from_row)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row??);
+    }
+    Ok(runs)
+}
+
+/// Runs queued or running, oldest first.
+pub fn in_flight(conn: &Connection, of: InFlightOf<'_>) -> Result<Vec<ActiveRun>, StoreError> {
+    match of {
+        InFlightOf::Machine(machine_id) => active_where(conn, "machine_id = ?1", machine_id),
+        InFlightOf::Job(job_id) => active_where(conn, "job_id = ?1", job_id),
+    }
+}
+
+/// The job a run belongs to.
+pub fn job_of(conn: &Connection, id: i64) -> Result<i64, StoreError> {
+    conn.query_row("SELECT job_id FROM runs WHERE id = ?1", [id], |r| r.get(0))
+        .optional()?
+        .ok_or(StoreError::NoSuchRun(id))
+}
+
+/// Writes a new run's row; its key, log path and plan follow in [`complete`].
+pub fn insert(
+    tx: &Connection,
+    new: &NewRun,
+    verdict: &Verdict,
+    epoch: i64,
+) -> Result<i64, StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO runs (job_id, job, trigger, scheduled_at_ms, idempotency_key, parent_id,
+             attempt, machine_id, boot_id, status, reason, created_at_ms, ended_at_ms,
+             log_path, plan, epoch, original_trigger)
+         VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, '', '{}', ?13, ?14)",
+    )?
+    .execute(params![
+        new.job_id,
+        new.job,
+        new.trigger.as_str(),
+        new.scheduled_at.map(to_ms),
+        new.parent_id,
+        new.attempt,
+        new.machine_id,
+        new.boot_id,
+        verdict.status.as_str(),
+        verdict.reason,
+        to_ms(new.created_at),
+        ended_at_ms(new, verdict),
+        epoch,
+        new.original_trigger.map(Trigger::as_str)
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Completes a new row with its key, log path and plan, and answers it.
+pub fn complete(
+    tx: &Connection,
+    id: i64,
+    key: &str,
+    log_path: &Path,
+    plan: &str,
+) -> Result<Run, StoreError> {
+    tx.prepare_cached(
+        "UPDATE runs SET idempotency_key = ?2, log_path = ?3, plan = ?4 WHERE id = ?1",
+    )?
+    .execute(params![id, key, log_path.to_string_lossy(), plan])?;
+    get(tx, id)?.ok_or(StoreError::NoSuchRun(id))
+}
+
+pub fn request_cancel(tx: &Connection, id: i64, now: Timestamp) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE runs SET cancel_requested_at_ms = COALESCE(cancel_requested_at_ms, ?2)
+         WHERE id = ?1 AND status IN ('queued', 'running')",
+        params![id, to_ms(now)],
+    )?;
+    Ok(())
+}
+/// Interrupted runs of `machine_id` whose debt is not settled yet, oldest first.
+pub fn owed(conn: &Connection, machine_id: &str) -> Result<Vec<Run>, StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM runs
+         WHERE status = 'interrupted' AND resolution IS NULL AND machine_id = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([machine_id], from_row)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row??);
+    }
+    Ok(runs)
+}
+
+/// Settles an interrupted run's debt, once.
+pub fn resolve(
+    tx: &Connection,
+    id: i64,
+    resolution: &str,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE runs SET resolution = ?2, resolved_at_ms = ?3
+         WHERE id = ?1 AND status = 'interrupted' AND resolution IS NULL",
+        params![id, resolution, to_ms(now)],
+    )?;
+    Ok(n == 1)
+}
+
+/// A receipt proved an interrupted run's work landed: it is closed as succeeded. The one
+/// transition out of a terminal status, and only while the debt is unsettled.
+pub fn land(tx: &Connection, id: i64, now: Timestamp) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE runs SET status = 'succeeded', reason = ?2, resolution = ?2, resolved_at_ms = ?3
+         WHERE id = ?1 AND status = 'interrupted' AND resolution IS NULL",
+        params![id, LANDED, to_ms(now)],
+    )?;
+    Ok(n == 1)
+}
+
+/// Ends a run whose status is one of `from`; the status guard makes it happen at most
+/// once, whoever races to write it.
+pub fn end_run(
+    tx: &Connection,
+    id: i64,
+    end: &RunEnd,
+    from: &[RunStatus],
+) -> Result<bool, StoreError> {
+    let n = tx
+        .prepare_cached(&format!(
+            "UPDATE runs SET status = ?2, exit_code = ?3, signal = ?4, reason = ?5,
+                 ended_at_ms = ?6
+             WHERE id = ?1 AND status IN ({})",
+            status_list(from)
+        ))?
+        .execute(params![
+            id,
+            end.status.as_str(),
+            end.exit_code,
+            end.signal,
+            end.reason,
+            to_ms(end.ended_at)
+        ])?;
+    Ok(n == 1)
+}
+
+pub fn mark_running(
+    tx: &Connection,
+    id: i64,
+    pid: u32,
+    identity: &StartIdentity,
+    started_at: Timestamp,
+) -> Result<bool, StoreError> {
+    let n = tx
+        .prepare_cached(
+            "UPDATE runs SET status = 'running', monitor_pid = ?2, monitor_start_identity = ?3,
+                 started_at_ms = ?4
+             WHERE id = ?1 AND status = 'queued'",
+        )?
+        .execute(params![id, pid, identity.as_str(), to_ms(started_at)])?;
+    Ok(n == 1)
+}
