@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -42,6 +43,29 @@ impl Answer {
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// The dashboard's files as the server must serve them: each URL path with the source file
+/// built into the binary for it. The page, the style sheet, and every module found in
+/// `assets/js/` (read from the source tree, so a module missing from the server's table of
+/// assets fails the tests that fetch these).
+pub fn dashboard_files() -> Vec<(String, PathBuf)> {
+    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../stead-server/src/http/assets");
+    let mut files = vec![
+        ("/".to_string(), assets.join("index.html")),
+        ("/assets/style.css".to_string(), assets.join("style.css")),
+    ];
+    let mut modules: Vec<String> = std::fs::read_dir(assets.join("js"))
+        .expect("the dashboard's modules")
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".js"))
+        .collect();
+    modules.sort();
+    assert!(modules.iter().any(|m| m == "main.js"), "{modules:?}");
+    for name in modules {
+        files.push((format!("/assets/js/{name}"), assets.join("js").join(&name)));
+    }
+    files
 }
 
 impl Api {

@@ -7,7 +7,7 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::api::{Api, Events, free_port};
+use crate::api::{Api, Events, dashboard_files, free_port};
 use crate::harness::*;
 
 /// Strips the fields that move on their own (the lease) from a status.
@@ -206,9 +206,39 @@ fn only_the_token_holder_at_this_address_and_origin_gets_in() {
     assert!(page.content_type.starts_with("text/html"));
     let csp = page.header("content-security-policy").unwrap();
     assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"));
-    for asset in ["/assets/app.js", "/assets/style.css"] {
-        assert_eq!(api.send("GET", asset, None).status, 200, "{asset}");
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    // So do its style sheet and every module of its script, each as what it is, built in.
+    for (path, source) in dashboard_files() {
+        let answer = api.send("GET", &path, None);
+        assert_eq!(answer.status, 200, "{path}");
+        let want = match source.extension().and_then(|e| e.to_str()) {
+            Some("js") => "text/javascript; charset=utf-8",
+            Some("css") => "text/css; charset=utf-8",
+            _ => "text/html; charset=utf-8",
+        };
+        assert_eq!(answer.content_type, want, "{path}");
+        for (header, value) in [
+            ("content-security-policy", csp),
+            ("x-content-type-options", "nosniff"),
+            ("x-frame-options", "DENY"),
+            ("referrer-policy", "no-referrer"),
+            ("cache-control", "no-cache"),
+        ] {
+            assert_eq!(answer.header(header), Some(value), "{path}: {header}");
+        }
+        assert_eq!(
+            answer.text(),
+            std::fs::read_to_string(&source).unwrap(),
+            "{path} is {}",
+            source.display()
+        );
     }
+    // The page loads its script as a module; the single script it once was is gone.
+    assert!(
+        page.text()
+            .contains(r#"<script type="module" src="/assets/js/main.js"></script>"#)
+    );
+    assert_eq!(api.send("GET", "/assets/app.js", None).status, 404);
 }
 
 #[test]

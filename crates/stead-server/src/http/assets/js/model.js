@@ -1,0 +1,99 @@
+// model.js — the page's one shared state, and what it knows about runs: how far a run has
+// got, storing a run so that it never goes back, merging pages of runs, upserting a run from
+// an event, ordering and filtering the loaded runs. Pure: no DOM, so node can import it.
+
+/** Runs per page of the runs list. */
+export const PAGE = 200;
+
+export const state = {
+  conn: "connecting",
+  status: null,
+  jobs: [],
+  runs: new Map(), // id -> Run
+  pagedOldest: null, // smallest id fetched by the runs list (the paging cursor)
+  pagedDeep: false, // "load older" has been used
+  hasOlder: false,
+  services: [],
+  holds: [],
+  readiness: new Map(), // service -> { data, nextChange }
+  hosts: null, // HostsResult, once loaded
+  hostsAskedAt: 0, // when the hosts were last asked for (ms)
+  hostsDue: false, // a run changed since: the hosts' runs in flight may have too
+  hostsSig: "", // what the runs' host cells depend on, to redraw them only when it changes
+  loaded: new Set(), // the parts ("jobs", "runs", …) an answer has been applied for
+  selectedId: null,
+  filter: { job: "", status: "" },
+  tlWindow: "1h", // the timeline's window: a key of TL_WINDOWS
+};
+
+export const isActive = (run) => run.status === "queued" || run.status === "running";
+/** Closed as succeeded by its landed check after being cut. */
+export const isReceipt = (run) => /^landed\b.*receipt/i.test(run.resolution || "");
+/** On a shared ledger (several hosts): the page shows hosts. */
+export const isShared = () => Boolean(state.hosts && state.hosts.shared);
+
+/** How far a run has got; a row never goes back (a late answer must not undo a newer event). */
+export const progress = (r) => (r.status === "queued" ? 0 : r.status === "running" ? 2 : 4) + (r.resolution ? 1 : 0);
+
+/** Stores a run by id unless the stored one has got further; answers whether it was stored. */
+export function storeRun(run) {
+  const prev = state.runs.get(run.id);
+  if (prev && progress(prev) > progress(run)) return false;
+  state.runs.set(run.id, run);
+  return true;
+}
+
+/**
+ * A run event (or an action's answer): stores the run as storeRun does. Answers null when it
+ * was not stored, else what changed: `fresh` (a run not loaded before), `statusChanged` and
+ * `hostChanged` (of a loaded one).
+ */
+export function upsertRun(run) {
+  const prev = state.runs.get(run.id);
+  if (!storeRun(run)) return null;
+  return {
+    fresh: !prev,
+    statusChanged: Boolean(prev) && prev.status !== run.status,
+    hostChanged: Boolean(prev) && prev.machine_id !== run.machine_id,
+  };
+}
+
+/**
+ * Merges a page of the runs list: the newest page (`paging` false) or an older one. Keeps
+ * the paging cursor (the smallest id seen) and whether older runs remain: a full page says
+ * so; a refetch of the newest page does not overrule what paging deeper found.
+ */
+export function mergeRuns(list, paging) {
+  for (const run of list) storeRun(run);
+  if (list.length) {
+    const min = Math.min(...list.map((r) => r.id));
+    state.pagedOldest = state.pagedOldest === null ? min : Math.min(state.pagedOldest, min);
+  }
+  if (paging || !state.pagedDeep) state.hasOlder = list.length === PAGE;
+  if (paging) state.pagedDeep = true;
+}
+
+/** Orders runs oldest first (by id, the order they were created in). */
+export const oldestFirst = (a, b) => a.id - b.id;
+
+/** The loaded runs, newest first. */
+export const runsNewestFirst = () => [...state.runs.values()].sort((a, b) => b.id - a.id);
+
+/** The oldest loaded run, or null. */
+export const oldestRun = () => [...state.runs.values()].reduce((a, r) => (!a || r.id < a.id ? r : a), null);
+
+/** Each job's newest loaded run: job name -> Run. */
+export function latestRunByJob() {
+  const last = new Map();
+  for (const run of state.runs.values()) {
+    const cur = last.get(run.job);
+    if (!cur || run.id > cur.id) last.set(run.job, run);
+  }
+  return last;
+}
+
+/** Whether a run passes the job and status filters. */
+export function matchesFilter(run) {
+  return (!state.filter.job || run.job === state.filter.job)
+    && (!state.filter.status || run.status === state.filter.status);
+}
