@@ -211,3 +211,10 @@ impl Connection {
         self.call::<method::Stop>(&params)
     }
 }
+
+/// The README's and the docs' Rust examples compile against this crate (`cargo test
+/// --doc`), so they cannot drift from it.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../../../docs/gate.md")]
+struct DocumentedExamples;

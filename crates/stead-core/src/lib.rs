@@ -4,7 +4,7 @@
 //!
 //! - [`schedule`]: cron expressions in IANA time zones, intervals and durations: when
 //!   jobs fire, across daylight-saving changes;
-//! - [`jobs`]: a declared job checked and normalized ([`jobs::validate`]), its timing,
+//! - [`jobs`]: a declared job checked and normalized ([`jobs::validate()`]), its timing,
 //!   due fires and catch-up ([`jobs::timing`]), and the plan of a declarative apply
 //!   ([`jobs::apply`]);
 //! - [`admission`]: how a new run is recorded under its job's concurrency policy;

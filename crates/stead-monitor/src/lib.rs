@@ -11,13 +11,13 @@
 //! `interrupted`; once the run is recorded, either kind stops the failure hook instead.
 //! The design is in `docs/ledger.md`.
 //!
-//! - [`signals`]: signal handlers feeding a self-pipe;
-//! - [`group`]: the command's process group;
-//! - [`reap`]: exit statuses and reaping;
-//! - [`log`]: the capped log file;
-//! - [`watch`]: the event loop;
-//! - [`chain`]: the command and its alternatives;
-//! - [`hook`]: the failure hook.
+//! - `signals`: signal handlers feeding a self-pipe;
+//! - `group`: the command's process group;
+//! - `reap`: exit statuses and reaping;
+//! - `log`: the capped log file;
+//! - `watch`: the event loop;
+//! - `chain`: the command and its alternatives;
+//! - `hook`: the failure hook.
 
 mod chain;
 mod group;

@@ -6,6 +6,12 @@
 //! [`RequestEnvelope`] lines and the server answers each with one [`ResponseEnvelope`]
 //! line carrying the same `id`. See `docs/protocol.md` for the full contract.
 //!
+//! - the methods, declared once ([`Method`], [`method`], [`Request`], [`MethodId`]);
+//! - the envelopes and error codes (`message.rs`), and each family's parameter and result
+//!   types (`job.rs`, `run.rs`, `service.rs`, `status.rs`);
+//! - [`limits`] both sides know, the [`exit`] codes, and [`redact_url`], how a ledger's
+//!   URL travels without its password.
+//!
 //! This crate holds data only (serde, no I/O), so any program can speak to stead by
 //! depending on it alone.
 

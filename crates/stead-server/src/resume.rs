@@ -1,7 +1,7 @@
 //! Resuming cut runs: once the server serves and the resume delay has passed, every
 //! interrupted run of this machine whose debt is unsettled is settled exactly once.
 //!
-//! The decision is [`stead_core::runs::resume::decide`]; this module carries it out: ask the
+//! The decision is [`stead_core::resume::decide`]; this module carries it out: ask the
 //! job's landed check when it has one, then resume (a new run with trigger `resume`, the
 //! parent's idempotency key and original trigger), close the run as landed, or record
 //! why it is not resumed. Resuming writes the new row and settles the parent in one

@@ -1,7 +1,7 @@
 //! The small abstraction each ledger backend implements, so that every transaction is
 //! written once.
 //!
-//! A backend says how it opens a read and a write transaction ([`Backend`]) and how each
+//! A backend says how it opens a read and a write transaction (`Backend`) and how each
 //! elementary step is done in its SQL ([`Steps`]). The transactions themselves (admitting
 //! a run, applying a job file, a monitor's final write...) are composed from the steps in
 //! `catalog.rs`, `ledger.rs` and `recorder.rs`, identically for SQLite and PostgreSQL.

@@ -1,7 +1,7 @@
 //! Jobs: validating what a person declared, when a job fires, and how a declarative
 //! job file changes the stored set.
 //!
-//! - [`validate`]: a [`JobSpec`](stead_protocol::JobSpec) checked and normalized, with
+//! - [`mod@validate`]: a [`JobSpec`](stead_protocol::JobSpec) checked and normalized, with
 //!   errors that name the field and the value;
 //! - [`timing`]: a job's schedule and its next fires;
 //! - [`apply`]: the plan that turns the stored jobs into the declared ones (pure).

@@ -1,7 +1,7 @@
 //! The server's side of runs, one module per step: admit a run ([`admit`]) with the plan
 //! its monitor follows ([`plan`]), start the monitor ([`spawn`]), watch it ([`watch`]),
-//! cancel or cut runs ([`cancel`]), wait for one to end ([`wait`]), and reconcile at
-//! boot ([`reconcile`]).
+//! cancel or cut runs ([`mod@cancel`]), wait for one to end ([`wait`]), and reconcile at
+//! boot ([`mod@reconcile`]).
 //!
 //! The server never holds a run's command: each run's monitor does, and records the
 //! outcome itself. The server watches each monitor's process (a pidfd on Linux) only to

@@ -427,7 +427,7 @@ fn the_cli_speaks_stead_1_to_a_released_server() {
     }
 }
 
-/// The ledger of the first release: `tests/fixtures/ledger/ledger-0.1.0.db`, made by
+/// The ledger of the first release (`stead-store/tests/fixtures/ledger-0.1.0.db`), made by
 /// stead 0.1.0 (schema 5) with six jobs (every field of a spec among them), a service, a
 /// hold and runs of every ending: succeeded, failed, cancelled, skipped, interrupted and
 /// resumed, interrupted and given up, and one interrupted run still owed. Every later
@@ -441,7 +441,7 @@ fn a_ledger_of_the_first_release_is_served_with_nothing_lost() {
     dir.set_env("STEAD_RESUME_MAX_AGE_MS", "1000");
     std::fs::create_dir_all(dir.path()).unwrap();
     let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ledger/ledger-0.1.0.db");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../stead-store/tests/fixtures/ledger-0.1.0.db");
     std::fs::copy(&fixture, dir.path().join("stead.db")).unwrap();
 
     let runs = json(&dir, &["runs"]);

@@ -16,6 +16,7 @@ mod openapi;
 mod postgres;
 mod private_pg;
 mod recovery;
+mod resumer;
 mod runs;
 mod scheduler;
 mod soak;
