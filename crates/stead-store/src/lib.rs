@@ -12,7 +12,7 @@
 //! Two backends: [`sqlite`] (the embedded default, feature `sqlite`) and [`postgres`]
 //! (several hosts, feature `postgres`). Each transaction is written once, over the small
 //! abstraction in `backend.rs`; each backend keeps only its SQL. One contract test suite
-//! (`contract.rs`) runs against both. The feature `testing` adds scratch PostgreSQL
+//! (`contract/`) runs against both. The feature `testing` adds scratch PostgreSQL
 //! databases for the tests of other crates.
 
 mod backend;

@@ -3,7 +3,7 @@
 //! It behaves as the SQLite ledger does through [`Store`] and
 //! [`RunRecorder`](crate::RunRecorder): the transactions are the same (written once over
 //! `Steps`, see `backend.rs`; `steps.rs` here has the SQL), and the contract tests in
-//! `contract.rs` run against both. One difference of shape:
+//! `contract/` run against both. One difference of shape:
 //! instead of SQLite's single `server_lease` row there is a `hosts` table, one lease row
 //! per machine id, and a `PgStore` claims, renews, fences by and releases the row of the
 //! machine id it was connected with.

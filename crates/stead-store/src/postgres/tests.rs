@@ -1,6 +1,6 @@
 //! What only the PostgreSQL ledger has: migrations shared by racing hosts, a lost or
 //! unreachable server, URLs with passwords, one lease per host, and the row lock that
-//! fences. Everything through the trait is in the store contract (`store/contract.rs`).
+//! fences. Everything through the trait is in the store contract (`contract/`).
 
 use std::sync::Barrier;
 use std::sync::mpsc;

@@ -433,7 +433,7 @@ pub fn check_integrity(path: &Path) -> Result<Integrity, StoreError> {
 #[cfg(test)]
 mod tests {
     //! What only SQLite has: a file, its integrity, racing openers. The lease and every
-    //! other behaviour through the trait are in the store contract (`store/contract.rs`).
+    //! other behaviour through the trait are in the store contract (`contract/`).
 
     use super::*;
 

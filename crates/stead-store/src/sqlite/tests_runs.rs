@@ -1,5 +1,5 @@
 //! Listings use their indexes: SQLite's query plans, which only SQLite has. Everything
-//! else about runs, through the trait, is in the store contract (`store/contract.rs`).
+//! else about runs, through the trait, is in the store contract (`contract/`).
 
 use stead_protocol::{RunFilter, RunStatus};
 
