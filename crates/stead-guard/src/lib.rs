@@ -17,6 +17,15 @@
 //! service anywhere, and allowed otherwise: a guard that lets through what it cannot
 //! read is no guard, and one that refuses everything it cannot read is one nobody
 //! keeps. The rules are in `docs/guard.md`.
+//!
+//! - [`check`] and [`hook`]: the verdict on a command, and the same as an agent's hook;
+//! - `shell`: walking a command as the shell would run it, `words`: words with their
+//!   quotes removed, `wrappers`: commands that run another command, `opts`: options read
+//!   the way getopt reads them;
+//! - `services`: what is guarded and the names a command reaches it by, `rules`: which
+//!   command lines restart, stop or kill it, `kill`: killing by process name or pattern,
+//!   `stead_cmd`: stead's own gate and stop;
+//! - `refusal`: a refusal in words, with the command to run instead.
 
 mod hook;
 mod kill;
