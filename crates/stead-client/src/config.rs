@@ -41,14 +41,33 @@ impl Default for Timings {
 }
 
 /// The HTTP API (off unless `listen` is set).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpConfig {
     /// Where it listens: a loopback address unless `allow_remote`.
     pub listen: Option<SocketAddr>,
     /// Permits a non-loopback `listen` address. Unsafe: the token is then all that stands
     /// between the network and your jobs, and it travels in clear text.
     pub allow_remote: bool,
+    /// How long a connection may take to send a request's headers, and how long it may
+    /// sit idle between requests, before it is closed.
+    pub idle_timeout: Duration,
 }
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            allow_remote: false,
+            idle_timeout: DEFAULT_HTTP_IDLE_TIMEOUT,
+        }
+    }
+}
+
+/// The default of [`HttpConfig::idle_timeout`].
+pub const DEFAULT_HTTP_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Overrides `[http] idle_timeout_ms` (tests).
+pub const HTTP_IDLE_TIMEOUT_ENV: &str = "STEAD_HTTP_IDLE_TIMEOUT_MS";
 
 impl HttpConfig {
     /// Checks an address against the loopback rule.
@@ -64,6 +83,7 @@ impl HttpConfig {
         Ok(Self {
             listen: Some(listen),
             allow_remote,
+            ..Self::default()
         })
     }
 }
@@ -152,6 +172,7 @@ struct HttpFile {
     listen: Option<String>,
     #[serde(default)]
     allow_remote: bool,
+    idle_timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -244,10 +265,25 @@ impl Config {
             }
         }
         validate(&timings)?;
-        let http = match &file.http.listen {
+        let mut http = match &file.http.listen {
             Some(listen) => HttpConfig::checked(parse_listen(listen)?, file.http.allow_remote)?,
             None => HttpConfig::default(),
         };
+        let idle_ms = match env(HTTP_IDLE_TIMEOUT_ENV).filter(|v| !v.is_empty()) {
+            Some(raw) => Some(raw.trim().parse::<u64>().map_err(|_| ConfigError::Env {
+                name: HTTP_IDLE_TIMEOUT_ENV,
+                value: raw.clone(),
+            })?),
+            None => file.http.idle_timeout_ms,
+        };
+        if let Some(ms) = idle_ms {
+            if ms == 0 {
+                return Err(ConfigError::Http(
+                    "idle_timeout_ms must be greater than zero".into(),
+                ));
+            }
+            http.idle_timeout = Duration::from_millis(ms);
+        }
         let store_url = env(STORE_URL_ENV)
             .filter(|v| !v.trim().is_empty())
             .or(file.store.url)

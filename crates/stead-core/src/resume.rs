@@ -125,6 +125,7 @@ mod tests {
             log_path: "/x".into(),
             original_trigger: None,
             resolution: None,
+            ended_processes: None,
         }
     }
 

@@ -60,6 +60,10 @@ pub struct RunEnd {
     pub signal: Option<i32>,
     pub reason: Option<String>,
     pub ended_at: Timestamp,
+    /// How many processes the monitor ended: the command's group when it stopped the run
+    /// (a cancel, a timeout, a cut), what the command left behind, and descendants that
+    /// had left its group. `None` when it ended none.
+    pub ended_processes: Option<u32>,
 }
 
 impl RunEnd {
@@ -75,6 +79,7 @@ impl RunEnd {
             signal: None,
             reason: (code != 0).then(|| format!("exited with code {code}")),
             ended_at,
+            ended_processes: None,
         }
     }
 
@@ -86,6 +91,7 @@ impl RunEnd {
             signal: None,
             reason: Some(reason.into()),
             ended_at,
+            ended_processes: None,
         }
     }
 }

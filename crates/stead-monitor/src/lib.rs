@@ -25,6 +25,7 @@ mod hook;
 mod log;
 mod reap;
 mod signals;
+mod sweep;
 mod watch;
 
 use std::io::Read;
@@ -158,8 +159,8 @@ pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
     };
     let finished = with_retry(|| recorder.finish(plan.run_id, &chained.end));
     announce_end();
-    match finished {
-        Ok(recorded) => {
+    match (finished, session) {
+        (Ok(recorded), session) => {
             // Only once the end is recorded, so that the hook reads the final run; and
             // only by the monitor that recorded it.
             if recorded && let Some(mut session) = session {
@@ -176,11 +177,12 @@ pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
                 recorded,
             }
         }
-        Err(error) => {
-            log::note_at(
-                &plan.log_path,
-                &format!("failed to record the run's end: {error}"),
-            );
+        (Err(error), session) => {
+            let note = format!("failed to record the run's end: {error}");
+            match session {
+                Some(mut session) => session.log.note(&note),
+                None => log::note_at(&plan.log_path, &note),
+            }
             Outcome::Unrecorded {
                 end: Some(chained.end),
                 error,

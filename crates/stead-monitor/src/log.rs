@@ -3,6 +3,11 @@
 //!
 //! Past the cap the monitor keeps reading the command's pipes (a full pipe would block
 //! the command) but discards what it reads, and says so once.
+//!
+//! A run's log is a new file: created with `O_CREAT | O_EXCL | O_NOFOLLOW` (mode 0600),
+//! so a file or a link planted at the run's predictable path (`logs/runs/ID.log`, by an
+//! earlier run of the same user, say) is never followed, appended to or passed off as
+//! the run's output: the run fails to start, saying why.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
@@ -22,14 +27,20 @@ pub struct Log {
 }
 
 impl Log {
-    /// Opens `path` for appending, creating it (0600) and its directories (0700): output
-    /// is private to the user whose jobs run.
+    /// Creates the log at `path` (0600) and its directories (0700): output is private to
+    /// the user whose jobs run. Anything already at `path` is refused, never opened.
     pub fn open(path: &Path, max: u64) -> io::Result<Self> {
-        let file = open_append(path)?;
-        let len = file.metadata()?.len();
+        let file = create_new(path).map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "something is already at that path (a file or a link planted there?); \
+                 stead neither follows nor appends to it",
+            ),
+            _ => e,
+        })?;
         Ok(Self {
             file: Some(file),
-            len,
+            len: 0,
             max,
             truncated: false,
             at_line_start: true,
@@ -72,20 +83,22 @@ impl Log {
     }
 }
 
-/// Appends a note to the log at `path` when no [`Log`] is at hand; best effort.
+/// Writes a note as the whole log at `path`, when the run ends before its [`Log`] was
+/// opened; best effort, and never onto something already there.
 pub fn note_at(path: &Path, text: &str) {
-    if let Ok(mut file) = open_append(path) {
+    if let Ok(mut file) = create_new(path) {
         let _ = writeln!(file, "[stead: {text}]");
     }
 }
 
-fn open_append(path: &Path) -> io::Result<File> {
+fn create_new(path: &Path) -> io::Result<File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     }
     OpenOptions::new()
         .append(true)
-        .create(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .mode(0o600)
         .open(path)
 }

@@ -20,6 +20,7 @@ use super::group::{self, Started};
 use super::log::Log;
 use super::reap::{self, ChildExit};
 use super::signals::SignalPipe;
+use super::sweep;
 use stead_core::runs::RunEnd;
 
 /// How long to wait for the output pipes to close once the group is gone: a descendant
@@ -166,6 +167,7 @@ pub fn watch(
         stop: None,
         late: None,
         leftovers: 0,
+        signalled: 0,
         kill_at: None,
         recheck_at: None,
         recheck: FIRST_RECHECK,
@@ -192,9 +194,12 @@ pub fn watch(
             }
         }
     };
+    // What left the group (`setsid`, a double fork) goes too; those re-parented to the
+    // monitor are then its zombies, reaped with the rest.
+    let escaped = sweep::end_descendants(watch.limits.kill_grace);
     reap::reap_all();
     Watched {
-        end: watch.end(exit),
+        end: watch.end(exit, escaped),
         stop: watch.stop,
         late: watch.late,
     }
@@ -212,6 +217,8 @@ struct Watch {
     late: Option<Stop>,
     /// Processes still alive in the group when the leader exited by itself.
     leftovers: usize,
+    /// Processes of the group alive when the monitor first signalled it.
+    signalled: usize,
     /// When SIGKILL is due, once the group has been sent SIGTERM.
     kill_at: Option<Instant>,
     /// When to next count the group's live members, once the leader has exited; `None`
@@ -371,6 +378,9 @@ impl Watch {
     }
 
     fn terminate(&mut self) {
+        if self.signalled == 0 {
+            self.signalled = group::live_members(self.leader);
+        }
         group::signal(self.leader, Signal::TERM);
         self.kill_at = Some(Instant::now() + self.limits.kill_grace);
     }
@@ -383,7 +393,9 @@ impl Watch {
         }
     }
 
-    fn end(&self, exit: ChildExit) -> RunEnd {
+    /// How the run ended; `escaped` is how many descendants outside the group were
+    /// ended after it.
+    fn end(&self, exit: ChildExit, escaped: usize) -> RunEnd {
         let now = Timestamp::now();
         let mut end = match (self.stop, exit) {
             (None, ChildExit::Code(code)) => RunEnd::exited(code, now),
@@ -405,13 +417,17 @@ impl Watch {
             },
             (Some(stop), _) => RunEnd::with_reason(stop.status(), stop.reason(), now),
         };
-        if self.leftovers > 0 {
-            let plural = if self.leftovers == 1 { "" } else { "es" };
-            let note = format!("killed {} leftover process{plural}", self.leftovers);
+        let leftovers = self.leftovers + if self.stop.is_none() { escaped } else { 0 };
+        if leftovers > 0 {
+            let plural = if leftovers == 1 { "" } else { "es" };
+            let note = format!("killed {leftovers} leftover process{plural}");
             end.reason = Some(match end.reason {
                 Some(reason) => format!("{reason}; {note}"),
                 None => note,
             });
+        }
+        if self.stop.is_some() || leftovers > 0 {
+            end.ended_processes = u32::try_from(self.signalled + escaped).ok();
         }
         end
     }

@@ -99,6 +99,11 @@ pub struct Run {
     /// For an interrupted run: how its debt was settled ("resumed as run N", "not
     /// resumed: ...", "landed, proven by receipt"); `null` while it is still owed.
     pub resolution: Option<String>,
+    /// How many processes its monitor ended: the command's when the run was stopped
+    /// (cancelled, timed out, cut), what it left behind, and descendants that had left
+    /// its process group. Absent when it ended none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_processes: Option<u32>,
 }
 
 /// Parameters naming one run.

@@ -17,11 +17,13 @@
 //! `http`) call the same dispatcher; the rest of the server sees them only through
 //! `web`. Where a new method goes is told in `docs/architecture.md`.
 
+mod accept;
 mod cluster;
 mod connection;
 // `call` serves the HTTP API (and in-process tests) beside the socket's `handle`.
 #[cfg_attr(not(any(feature = "http", feature = "testing")), allow(dead_code))]
 mod dispatch;
+mod fdlimit;
 pub mod fsutil;
 mod handlers;
 mod heartbeat;
@@ -96,6 +98,7 @@ pub async fn run(
     stop: impl Future<Output = StopReason>,
     on_ready: impl FnOnce(&Hello),
 ) -> Result<Outcome, StartError> {
+    let descriptors = fdlimit::raise();
     let server_id = uuid::Uuid::now_v7().to_string();
     let started = {
         let world = world.clone();
@@ -141,6 +144,7 @@ pub async fn run(
     info!(
         server_id = %shared.server_id,
         pid = shared.pid,
+        descriptors,
         epoch = shared.epoch(),
         socket = %shared.world.paths.socket().display(),
         "serving"
@@ -154,6 +158,7 @@ pub async fn run(
     let scheduler = tokio::spawn(scheduler::run(shared.clone()));
     let resumer = tokio::spawn(resume::run(shared.clone()));
     tokio::pin!(stop);
+    let mut accept_errors = accept::AcceptErrors::new("accept failed on the socket");
     loop {
         tokio::select! {
             biased;
@@ -178,9 +183,18 @@ pub async fn run(
             }
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    accept_errors.accepted();
                     tracker.spawn(connection::serve(shared.clone(), stream));
                 }
-                Err(e) => error!(cause = %e, "accept failed"),
+                Err(e) => {
+                    // Out of descriptors, most likely: serve the connections there are,
+                    // and wait rather than spin on a listener that stays readable.
+                    let pause = accept_errors.failed(&e);
+                    tokio::select! {
+                        () = shared.stop.cancelled() => break,
+                        () = tokio::time::sleep(pause) => {}
+                    }
+                }
             },
         }
     }

@@ -49,6 +49,35 @@ pub enum JobError {
     EmptyHook { job: String, field: &'static str },
     #[error("job {job}: catch_up_window {window:?} is longer than the longest allowed (366d)")]
     WindowTooLong { job: String, window: String },
+    #[error("job {job}: {field} contains a NUL byte")]
+    Nul { job: String, field: &'static str },
+}
+
+/// The first of a spec's free-text fields that holds a NUL byte, which no path, zone,
+/// duration or host name can contain (the command and the environment are checked with
+/// their own messages).
+fn nul_field(spec: &JobSpec) -> Option<&'static str> {
+    let single = [
+        ("cron", &spec.cron),
+        ("tz", &spec.tz),
+        ("every", &spec.every),
+        ("cwd", &spec.cwd),
+        ("timeout", &spec.timeout),
+        ("catch_up_window", &spec.catch_up_window),
+        ("on_failure", &spec.on_failure),
+        ("landed_check", &spec.landed_check),
+    ];
+    let lists = [("depends_on", &spec.depends_on), ("hosts", &spec.hosts)];
+    let in_single = single
+        .into_iter()
+        .find(|(_, value)| value.as_deref().is_some_and(|v| v.contains('\0')))
+        .map(|(field, _)| field);
+    in_single.or_else(|| {
+        lists
+            .into_iter()
+            .find(|(_, values)| values.iter().any(|v| v.contains('\0')))
+            .map(|(field, _)| field)
+    })
 }
 
 /// The longest catch-up window: beyond a year, "missed" fires are history anyway.
@@ -60,6 +89,9 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
         return Err(JobError::Name(spec.name));
     }
     let job = spec.name.clone();
+    if let Some(field) = nul_field(&spec) {
+        return Err(JobError::Nul { job, field });
+    }
     let sched = |source| JobError::Schedule {
         job: job.clone(),
         source,
@@ -320,6 +352,94 @@ mod tests {
         for (change, expected) in cases {
             let message = refused(change);
             assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+        }
+    }
+
+    #[test]
+    fn a_nul_byte_in_any_field_is_refused_by_name() {
+        let nul = || Some("a\0b".to_string());
+        let cases: Vec<(JobSpec, &str)> = vec![
+            (
+                JobSpec {
+                    cwd: nul(),
+                    ..spec("j")
+                },
+                "cwd",
+            ),
+            (
+                JobSpec {
+                    tz: nul(),
+                    cron: Some("0 * * * *".into()),
+                    ..spec("j")
+                },
+                "tz",
+            ),
+            (
+                JobSpec {
+                    cron: nul(),
+                    ..spec("j")
+                },
+                "cron",
+            ),
+            (
+                JobSpec {
+                    every: nul(),
+                    ..spec("j")
+                },
+                "every",
+            ),
+            (
+                JobSpec {
+                    timeout: nul(),
+                    ..spec("j")
+                },
+                "timeout",
+            ),
+            (
+                JobSpec {
+                    catch_up_window: nul(),
+                    ..spec("j")
+                },
+                "catch_up_window",
+            ),
+            (
+                JobSpec {
+                    on_failure: nul(),
+                    ..spec("j")
+                },
+                "on_failure",
+            ),
+            (
+                JobSpec {
+                    landed_check: nul(),
+                    ..spec("j")
+                },
+                "landed_check",
+            ),
+            (
+                JobSpec {
+                    depends_on: vec!["a\0b".into()],
+                    ..spec("j")
+                },
+                "depends_on",
+            ),
+            (
+                JobSpec {
+                    hosts: vec!["a\0b".into()],
+                    ..spec("j")
+                },
+                "hosts",
+            ),
+        ];
+        for (spec, field) in cases {
+            assert_eq!(
+                validate(spec).unwrap_err(),
+                JobError::Nul {
+                    job: "j".into(),
+                    field
+                },
+                "{field}"
+            );
         }
     }
 }

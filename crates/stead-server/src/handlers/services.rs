@@ -69,6 +69,12 @@ pub fn validate(spec: &ServiceSpec) -> Result<(), ErrorBody> {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
             return Err(invalid(format!("service {}: {field} is empty", spec.name)));
         }
+        if value.as_deref().is_some_and(|v| v.contains('\0')) {
+            return Err(invalid(format!(
+                "service {}: {field} contains a NUL byte",
+                spec.name
+            )));
+        }
     }
     if spec
         .ready

@@ -19,7 +19,9 @@ use stead_protocol::{
     Empty, JobName, MethodId, ReadinessParams, Request, RunFilter, RunId, RunNow, SetEnabled,
 };
 
-use super::{App, error, no_store, path_error, query_error, status_of};
+use stead_core::jobs::validate::valid_name;
+
+use super::{App, bad_input, error, no_store, path_error, query_error, status_of};
 use crate::dispatch;
 use crate::ledger::blocking;
 
@@ -141,17 +143,29 @@ async fn jobs(State(app): State<App>) -> Response {
     get_call(&app, Request::JobList(Empty {})).await
 }
 
-async fn job(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
+/// A job's name from the path: a name no job could have is a bad request, not a
+/// missing job. The error is what the 400 says.
+fn job_name(name: Result<Path<String>, PathRejection>) -> Result<String, String> {
     match name {
-        Ok(Path(name)) => get_call(&app, Request::JobGet(JobName { name })).await,
-        Err(e) => path_error(&e),
+        Ok(Path(name)) if valid_name(&name) => Ok(name),
+        Ok(Path(name)) => Err(format!(
+            "invalid job name {name:?}: names are 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit"
+        )),
+        Err(e) => Err(format!("invalid path: {}", e.body_text())),
+    }
+}
+
+async fn job(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
+    match job_name(name) {
+        Ok(name) => get_call(&app, Request::JobGet(JobName { name })).await,
+        Err(why) => bad_input(why),
     }
 }
 
 async fn run_now(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
-    match name {
-        Ok(Path(job)) => call(&app, Request::RunNow(RunNow { job }), StatusCode::CREATED).await,
-        Err(e) => path_error(&e),
+    match job_name(name) {
+        Ok(job) => call(&app, Request::RunNow(RunNow { job }), StatusCode::CREATED).await,
+        Err(why) => bad_input(why),
     }
 }
 

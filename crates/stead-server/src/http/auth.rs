@@ -103,9 +103,11 @@ impl Guard {
         let Some(value) = authorization else {
             return Err(Refusal::Token("missing token"));
         };
+        // The scheme's name is case-insensitive (RFC 9110, 11.1).
         let token = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
+            .split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token)
             .ok_or(Refusal::Token(
                 "the Authorization header is not a Bearer token",
             ))?;
@@ -209,8 +211,12 @@ mod tests {
     #[test]
     fn the_token_must_match_exactly() {
         let g = guard("127.0.0.1:1", false);
-        assert_eq!(g.check_token(Some(&format!("Bearer {TOKEN}"))), Ok(()));
+        // The scheme's name in any case; the token itself exactly.
+        for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+            assert_eq!(g.check_token(Some(&format!("{scheme} {TOKEN}"))), Ok(()));
+        }
         for header in [
+            Some(format!("Bearer {}", TOKEN.to_uppercase())),
             None,
             Some(TOKEN.to_string()),
             Some(format!("Basic {TOKEN}")),

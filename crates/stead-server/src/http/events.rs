@@ -5,15 +5,15 @@
 //! `stead run --wait` does. A run event carries the whole row, read when the event is
 //! sent, so a client needs no second request to show it.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::get;
-use futures_util::Stream;
 use tokio::sync::{broadcast, watch};
 
 use super::App;
@@ -27,7 +27,7 @@ pub fn routes() -> Router<App> {
     Router::new().route("/api/events", get(events))
 }
 
-async fn events(State(app): State<App>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+async fn events(State(app): State<App>) -> impl IntoResponse {
     let shared = app.shared;
     // Subscribed before the hello is built, so nothing between the two is missed.
     let feed = Feed {
@@ -38,9 +38,13 @@ async fn events(State(app): State<App>) -> Sse<impl Stream<Item = Result<Event, 
     };
     let stream = futures_util::stream::unfold(feed, |mut feed| async move {
         let event = feed.next().await?;
-        Some((Ok(event), feed))
+        Some((Ok::<_, std::convert::Infallible>(event), feed))
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+    // `no-store`, as every API answer (the event stream's own default is `no-cache`).
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)),
+    )
 }
 
 struct Feed {

@@ -4,6 +4,13 @@
 //! a short interval, as `stead logs --follow` does; it ends once the run has ended and the
 //! rest is sent. The end is learned before the last read, never after: a monitor records
 //! the end only once all output is in the file.
+//!
+//! Either way the log is streamed in chunks of at most [`CHUNK`] bytes, each read only
+//! when the client has taken the one before: a client that stops reading holds one chunk
+//! and its socket's buffer, never the log. One answer carries at most
+//! [`MAX_ANSWER`] bytes (a log the monitor wrote fits whole: it caps logs at 32 MiB); a
+//! longer file, which only something other than the monitor can have made, is read on
+//! from the offset the answer ends at.
 
 use std::io::SeekFrom;
 use std::path::PathBuf;
@@ -18,6 +25,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
+use stead_core::runs::DEFAULT_LOG_MAX_BYTES;
 use stead_protocol::{ErrorBody, ErrorCode, Request, Run, RunId};
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio::sync::broadcast;
@@ -31,6 +39,9 @@ const FOLLOW_INTERVAL: Duration = Duration::from_millis(200);
 
 /// The most one chunk of the body carries.
 const CHUNK: usize = 64 * 1024;
+
+/// The most one answer carries: a monitor's log cap, and room for its notes.
+const MAX_ANSWER: u64 = DEFAULT_LOG_MAX_BYTES + 1024 * 1024;
 
 pub fn routes() -> Router<App> {
     Router::new().route("/api/runs/{id}/log", get(log))
@@ -93,6 +104,7 @@ async fn log(
             file: None,
             offset: query.offset,
             ending: false,
+            left: MAX_ANSWER,
         };
         let stream = futures_util::stream::unfold(follower, |mut f| async move {
             let chunk = f.next().await?;
@@ -101,7 +113,7 @@ async fn log(
         return text(Body::from_stream(stream), None);
     }
     match whole(&path, query.offset).await {
-        Ok((bytes, end)) => text(Body::from(bytes), Some(end)),
+        Ok((body, end)) => text(body, Some(end)),
         Err(body) => error(status_of(body.code), body),
     }
 }
@@ -127,13 +139,14 @@ async fn run_of(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
     serde_json::from_value(value).map_err(|e| ErrorBody::new(ErrorCode::Internal, e.to_string()))
 }
 
-/// The log from `offset` to its current end, and that end. No log yet reads as empty.
-async fn whole(path: &std::path::Path, offset: u64) -> Result<(Vec<u8>, u64), ErrorBody> {
+/// The log from `offset` to its current end (at most [`MAX_ANSWER`] bytes of it) as a
+/// stream, and the offset it ends at. No log yet reads as empty.
+async fn whole(path: &std::path::Path, offset: u64) -> Result<(Body, u64), ErrorBody> {
     let mut file = match tokio::fs::File::open(path).await {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return if offset == 0 {
-                Ok((Vec::new(), 0))
+                Ok((Body::empty(), 0))
             } else {
                 Err(past_the_end(offset, 0))
             };
@@ -151,13 +164,24 @@ async fn whole(path: &std::path::Path, offset: u64) -> Result<(Vec<u8>, u64), Er
     file.seek(SeekFrom::Start(offset))
         .await
         .map_err(|e| read_error(path, &e))?;
-    let mut bytes = Vec::with_capacity(usize::try_from(len - offset).unwrap_or(0));
-    file.take(len - offset)
-        .read_to_end(&mut bytes)
-        .await
-        .map_err(|e| read_error(path, &e))?;
-    let end = offset + bytes.len() as u64;
-    Ok((bytes, end))
+    let end = offset + (len - offset).min(MAX_ANSWER);
+    let chunks =
+        futures_util::stream::unfold((file, end - offset), |(mut file, left)| async move {
+            if left == 0 {
+                return None;
+            }
+            let mut buf = vec![0u8; CHUNK.min(usize::try_from(left).unwrap_or(CHUNK))];
+            match file.read(&mut buf).await {
+                // Shorter than it was a moment ago: what there is has been sent.
+                Ok(0) => None,
+                Ok(n) => {
+                    buf.truncate(n);
+                    Some((Ok(Bytes::from(buf)), (file, left - n as u64)))
+                }
+                Err(e) => Some((Err(e), (file, 0))),
+            }
+        });
+    Ok((Body::from_stream(chunks), end))
 }
 
 fn past_the_end(offset: u64, len: u64) -> ErrorBody {
@@ -193,6 +217,8 @@ struct Follower {
     offset: u64,
     /// The run has ended: read to the end of the file, then stop.
     ending: bool,
+    /// What this answer may still carry.
+    left: u64,
 }
 
 impl Follower {
@@ -210,13 +236,17 @@ impl Follower {
                     Err(e) => return Some(Err(e)),
                 }
             }
+            if self.left == 0 {
+                return None;
+            }
             if let Some(file) = self.file.as_mut() {
-                let mut buf = vec![0u8; CHUNK];
+                let mut buf = vec![0u8; CHUNK.min(usize::try_from(self.left).unwrap_or(CHUNK))];
                 match file.read(&mut buf).await {
                     Ok(0) => {}
                     Ok(n) => {
                         buf.truncate(n);
                         self.offset += n as u64;
+                        self.left -= n as u64;
                         return Some(Ok(Bytes::from(buf)));
                     }
                     Err(e) => return Some(Err(e)),

@@ -17,21 +17,23 @@ pub mod auth;
 mod events;
 mod log;
 
+use std::collections::HashMap;
 use std::io;
-use std::net::Ipv4Addr;
-use std::sync::Arc;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use stead_protocol::{ErrorBody, ErrorCode};
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
+use crate::accept::{AcceptErrors, Repeated};
 use crate::shared::Shared;
 use crate::web::{Endpoint, load_or_create_token};
 use auth::{Guard, Refusal};
@@ -50,33 +52,59 @@ pub fn serve(
     let router = router(shared.clone(), guard);
     let endpoint = Endpoint { addr, token };
     let stop = shared.stop.clone();
+    let slots = Slots::new(crate::fdlimit::http_connections(crate::fdlimit::soft()));
+    let idle = shared.world.config.http.idle_timeout;
     let accept = tokio::spawn(async move {
+        let mut errors = AcceptErrors::new("HTTP accept failed");
+        let mut refused = Repeated::new("HTTP connection refused: too many connections open");
         loop {
-            tokio::select! {
+            let accepted = tokio::select! {
                 biased;
                 () = stop.cancelled() => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        // Events are small writes in quick succession: without this, Nagle
-                        // holds each behind the previous one's delayed ACK (~40 ms).
-                        let _ = stream.set_nodelay(true);
-                        let service = TowerToHyperService::new(router.clone());
-                        let stop = stop.clone();
-                        tokio::spawn(async move {
-                            let conn = hyper::server::conn::http1::Builder::new()
-                                .serve_connection(TokioIo::new(stream), service);
-                            tokio::select! {
-                                result = conn => if let Err(e) = result {
-                                    debug!(cause = %e, "HTTP connection ended with an error");
-                                },
-                                // Streams end with the server; nothing waits on a drain.
-                                () = stop.cancelled() => {}
-                            }
-                        });
+                accepted = listener.accept() => accepted,
+            };
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors, most likely: keep serving what is open, and wait
+                    // rather than spin on a listener that stays readable.
+                    let pause = errors.failed(&e);
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        () = tokio::time::sleep(pause) => continue,
                     }
-                    Err(e) => warn!(cause = %e, "HTTP accept failed"),
-                },
-            }
+                }
+            };
+            errors.accepted();
+            let Some(slot) = slots.take(peer.ip()) else {
+                // Closed at once: a client past the cap costs one descriptor for an
+                // instant, never one held open.
+                refused.happened(&peer);
+                drop(stream);
+                continue;
+            };
+            // Events are small writes in quick succession: without this, Nagle holds each
+            // behind the previous one's delayed ACK (~40 ms).
+            let _ = stream.set_nodelay(true);
+            let service = TowerToHyperService::new(router.clone());
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let _slot = slot;
+                // The header timeout also closes a connection that sits idle between
+                // requests (hyper starts it whenever it waits for a request's head): slow
+                // or silent clients cannot hold descriptors.
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(idle)
+                    .serve_connection(TokioIo::new(stream), service);
+                tokio::select! {
+                    result = conn => if let Err(e) = result {
+                        debug!(cause = %e, "HTTP connection ended with an error");
+                    },
+                    // Streams end with the server; nothing waits on a drain.
+                    () = stop.cancelled() => {}
+                }
+            });
         }
         // Dropping the listener here, before shutdown releases the lease, frees the port
         // for a successor.
@@ -84,6 +112,66 @@ pub fn serve(
     shared.web.listening(endpoint.clone(), accept);
     info!(url = %endpoint.url(), "HTTP API listening");
     Ok(endpoint)
+}
+
+/// Open connections, counted against the cap as a whole and, for remote peers, per
+/// address. On loopback every client has the same address, so there only the whole cap
+/// applies.
+#[derive(Debug, Clone)]
+struct Slots {
+    inner: Arc<Mutex<SlotCounts>>,
+}
+
+#[derive(Debug, Default)]
+struct SlotCounts {
+    max: usize,
+    open: usize,
+    per_peer: HashMap<IpAddr, usize>,
+}
+
+/// One open connection's place; given back when dropped.
+struct Slot {
+    inner: Arc<Mutex<SlotCounts>>,
+    peer: IpAddr,
+}
+
+impl Slots {
+    fn new(max: usize) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(SlotCounts {
+                max,
+                ..SlotCounts::default()
+            })),
+        }
+    }
+
+    fn take(&self, peer: IpAddr) -> Option<Slot> {
+        let mut counts = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let per_peer_max = (counts.max / 4).max(1);
+        let mine = counts.per_peer.get(&peer).copied().unwrap_or(0);
+        if counts.open >= counts.max || (!peer.is_loopback() && mine >= per_peer_max) {
+            return None;
+        }
+        counts.open += 1;
+        *counts.per_peer.entry(peer).or_default() += 1;
+        Some(Slot {
+            inner: self.inner.clone(),
+            peer,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        counts.open -= 1;
+        if let Some(n) = counts.per_peer.get_mut(&self.peer) {
+            *n -= 1;
+            if *n == 0 {
+                counts.per_peer.remove(&self.peer);
+            }
+        }
+    }
 }
 
 /// Starts the API on a free loopback port, with the state directory's token (what
@@ -112,7 +200,87 @@ fn router(shared: Arc<Shared>, guard: Arc<Guard>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(app.clone(), check_site))
+        .layer(middleware::from_fn(check_request))
         .with_state(app)
+}
+
+/// The most a request body may carry.
+const MAX_BODY: usize = 64 * 1024;
+
+/// What every request must be before anything else looks at it: a GET or a POST (HEAD is
+/// not served), in origin form (`/api/runs`, not `http://host/api/runs`, which would be
+/// judged by a different authority than its `Host`), with one `Host`, and a body only on
+/// a POST, bounded and empty or `{}` (no endpoint takes parameters in its body yet: a
+/// body it would ignore is refused rather than silently dropped).
+async fn check_request(request: Request, next: Next) -> Response {
+    let refuse =
+        |status, message: String| error(status, ErrorBody::new(ErrorCode::InvalidRequest, message));
+    if request.method() == Method::HEAD {
+        return error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            ErrorBody::new(
+                ErrorCode::MethodNotAllowed,
+                "HEAD is not served; use GET (GET /api lists the endpoints)",
+            ),
+        );
+    }
+    let uri = request.uri();
+    if uri.scheme().is_some() || uri.authority().is_some() {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            format!("request target {uri} is in absolute form; send the path alone (origin form)"),
+        );
+    }
+    if request.headers().get_all(header::HOST).iter().count() > 1 {
+        return refuse(StatusCode::BAD_REQUEST, "more than one Host header".into());
+    }
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let chunked = request.headers().contains_key(header::TRANSFER_ENCODING);
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is larger than {MAX_BODY} bytes"),
+        );
+    }
+    if declared.unwrap_or(0) == 0 && !chunked {
+        return next.run(request).await;
+    }
+    if request.method() != Method::POST {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            format!("a {} request carries no body", request.method()),
+        );
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is larger than {MAX_BODY} bytes (or was cut short)"),
+            );
+        }
+    };
+    let empty_object = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
+        .is_ok_and(|fields| fields.is_empty());
+    if !bytes.iter().all(u8::is_ascii_whitespace) && !empty_object {
+        return error(
+            StatusCode::BAD_REQUEST,
+            ErrorBody::new(
+                ErrorCode::InvalidParams,
+                format!(
+                    "{} takes no parameters in its body: send none, or {{}}",
+                    parts.uri.path()
+                ),
+            ),
+        );
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// Host, Origin and Sec-Fetch-Site, on every route (the page too).

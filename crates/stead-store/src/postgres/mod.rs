@@ -74,6 +74,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_hosts_and_leader.sql"),
     include_str!("migrations/002_jobs_and_runs.sql"),
     include_str!("migrations/003_services_and_holds.sql"),
+    include_str!("migrations/004_ended_processes.sql"),
 ];
 
 /// Advisory lock keys (per database): migrating, and writing jobs or services.

@@ -25,7 +25,7 @@ use crate::rows::{ended_at_ms, list_limit, status_from, status_list, time, trigg
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
-    started_at_ms, ended_at_ms, log_path, original_trigger, resolution";
+    started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes";
 
 type Param<'a> = &'a (dyn ToSql + Sync);
 
@@ -53,6 +53,9 @@ fn from_row(row: &Row) -> Result<Run, StoreError> {
         log_path: row.try_get(17)?,
         original_trigger: original.map(trigger_from).transpose()?,
         resolution: row.try_get(19)?,
+        ended_processes: row
+            .try_get::<_, Option<i64>>(20)?
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
     })
 }
 
@@ -301,7 +304,7 @@ pub fn end_run(
     let n = tx.execute(
         &format!(
             "UPDATE runs SET status = $2, exit_code = $3, signal = $4, reason = $5,
-                 ended_at_ms = $6
+                 ended_at_ms = $6, ended_processes = $7
              WHERE id = $1 AND status IN ({})",
             status_list(from)
         ),
@@ -312,6 +315,7 @@ pub fn end_run(
             &end.signal,
             &end.reason,
             &to_ms(end.ended_at),
+            &end.ended_processes.map(i64::from),
         ],
     )?;
     Ok(n == 1)

@@ -37,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/003_resolutions.sql"),
     include_str!("migrations/004_services_and_holds.sql"),
     include_str!("migrations/005_job_ids_never_reused.sql"),
+    include_str!("migrations/006_ended_processes.sql"),
 ];
 
 /// How long a statement waits for another process's write lock before failing.

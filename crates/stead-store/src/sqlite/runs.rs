@@ -22,7 +22,7 @@ use crate::rows::{ended_at_ms, list_limit, status_from, status_list, time, trigg
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
-    started_at_ms, ended_at_ms, log_path, original_trigger, resolution";
+    started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
     let trigger: String = row.get(2)?;
@@ -50,6 +50,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
             log_path: row.get(17)?,
             original_trigger: original.as_deref().map(trigger_from).transpose()?,
             resolution: row.get(19)?,
+            ended_processes: row.get(20)?,
         })
     })();
     Ok(run)
@@ -300,7 +301,7 @@ pub fn end_run(
     let n = tx
         .prepare_cached(&format!(
             "UPDATE runs SET status = ?2, exit_code = ?3, signal = ?4, reason = ?5,
-                 ended_at_ms = ?6
+                 ended_at_ms = ?6, ended_processes = ?7
              WHERE id = ?1 AND status IN ({})",
             status_list(from)
         ))?
@@ -310,7 +311,8 @@ pub fn end_run(
             end.exit_code,
             end.signal,
             end.reason,
-            to_ms(end.ended_at)
+            to_ms(end.ended_at),
+            end.ended_processes
         ])?;
     Ok(n == 1)
 }

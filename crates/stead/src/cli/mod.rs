@@ -103,6 +103,14 @@ pub enum Command {
 }
 
 /// Runs a parsed command line and returns the exit code.
+impl Command {
+    /// The daemon and a run's monitor live long and start other processes: they begin
+    /// with only stdin, stdout and stderr (see `fds.rs`).
+    pub fn is_long_lived(&self) -> bool {
+        matches!(self, Command::Serve(_) | Command::Monitor)
+    }
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     let dir = cli.state_dir.as_deref();
     match cli.command {

@@ -205,6 +205,7 @@ pub mod tests {
             log_path: format!("/state/logs/runs/{id}.log"),
             original_trigger: None,
             resolution: None,
+            ended_processes: None,
         }
     }
 

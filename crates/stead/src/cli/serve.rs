@@ -5,10 +5,9 @@
 //! and, once serving, points stderr at /dev/null so it never holds the client's pipe
 //! open. Logs always go to `DIR/logs/server.log`; in the foreground, to stderr as well.
 
-use std::fs::{self, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::Context;
 use stead_client::config::{Config, HttpConfig, checked_store_url, parse_listen};
@@ -18,12 +17,11 @@ use stead_core::locator::StoreLocator;
 use stead_protocol::exit;
 use stead_server::{self as server, Outcome, StopReason, World};
 use tracing_subscriber::fmt::writer::MakeWriterExt;
+
+use crate::server_log::{self, ServerLog};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
-
-/// A log file past this size is moved to `server.log.1` when a server starts.
-const LOG_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -60,7 +58,10 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         None => false,
     };
     if let Some(listen) = &args.http {
-        config.http = HttpConfig::checked(parse_listen(listen)?, args.http_allow_remote)?;
+        config.http = HttpConfig {
+            idle_timeout: config.http.idle_timeout,
+            ..HttpConfig::checked(parse_listen(listen)?, args.http_allow_remote)?
+        };
     }
     init_logging(&paths, args.spawned)?;
     if flagged_store {
@@ -143,17 +144,9 @@ fn init_logging(paths: &StatePaths, spawned: bool) -> anyhow::Result<()> {
         .create(&logs)
         .with_context(|| format!("failed to create {}", logs.display()))?;
     let path = paths.server_log();
-    if fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
-        let _ = fs::rename(&path, logs.join("server.log.1"));
-    }
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(&path)
+    let file = ServerLog::open(&path, server_log::ROTATE_BYTES)
         .with_context(|| format!("failed to open {}", path.display()))?;
     let filter = EnvFilter::try_from_env("STEAD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let file = Arc::new(file);
     let to_file = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_target(false)
