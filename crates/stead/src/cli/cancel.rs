@@ -31,7 +31,12 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
 /// period), so the answer may come before the end: say so rather than claim it ended.
 fn render(run: &Run) -> String {
     if run.status.is_terminal() {
-        format!("run {}: {}\n", run.id, run.status.as_str())
+        let ended = match run.ended_processes {
+            Some(1) => " (1 process ended)".to_string(),
+            Some(n) => format!(" ({n} processes ended)"),
+            None => String::new(),
+        };
+        format!("run {}: {}{ended}\n", run.id, run.status.as_str())
     } else {
         format!(
             "run {}: cancel requested (still {})\n",
@@ -54,6 +59,11 @@ mod tests {
             render(&sample_run(42, RunStatus::Cancelled)),
             "run 42: cancelled\n"
         );
+        let ended = Run {
+            ended_processes: Some(3),
+            ..sample_run(42, RunStatus::Cancelled)
+        };
+        assert_eq!(render(&ended), "run 42: cancelled (3 processes ended)\n");
         assert_eq!(
             render(&sample_run(42, RunStatus::Running)),
             "run 42: cancel requested (still running)\n"

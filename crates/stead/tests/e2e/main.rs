@@ -10,6 +10,7 @@ mod dashboard;
 mod ensure;
 mod gate;
 mod harness;
+mod hostile;
 mod http;
 mod lifecycle;
 mod openapi;
