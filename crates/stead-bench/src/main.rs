@@ -9,6 +9,7 @@
 //! cargo run --release -p stead-bench -- recovery [--iterations N] [...]
 //! cargo run --release -p stead-bench -- web [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- cluster [--iterations N] [--submissions N] [--json]
+//! cargo run --release -p stead-bench -- hostile [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- all [...]
 //! ```
 //!
@@ -25,6 +26,7 @@
 
 mod cluster;
 mod figures;
+mod hostile;
 mod ledger;
 mod pg;
 mod probe;
@@ -69,7 +71,11 @@ enum Bench {
     /// SQLite, then three hosts on one PostgreSQL ledger: leader failover after SIGKILL,
     /// and a dead host's run resumed on another host
     Cluster(Args),
-    /// `foundation`, then `runs`, then `recovery`, then `web`, then `cluster`
+    /// What hostile clients cost: memory with readers stalled on a log, `stead status`
+    /// with the API saturated, and the sweep of escaped descendants at a run's end
+    Hostile(Args),
+    /// `foundation`, then `runs`, then `recovery`, then `web`, then `hostile`, then
+    /// `cluster`
     All(Args),
     /// Cleans up after a bench that died: reads its directory from stdin, waits for EOF
     #[command(hide = true)]
@@ -80,6 +86,9 @@ enum Bench {
     /// What the resume figure's first attempt runs: sleeps; DIR is for the cleanup
     #[command(hide = true)]
     Hold { dir: PathBuf },
+    /// What the sweep figure runs: N timed sweeps in a process without children
+    #[command(hide = true)]
+    Sweep { n: usize },
 }
 
 #[derive(Debug, clap::Args)]
@@ -131,6 +140,10 @@ fn main() -> ExitCode {
             let report = cluster(&setup, &args)?;
             print(args.json, report.json(), || report.table())
         }),
+        Bench::Hostile(args) => Setup::new(&args).and_then(|setup| {
+            let report = hostile(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
         Bench::All(args) => Setup::new(&args).and_then(|setup| {
             // The last suite needs PostgreSQL: better to know before the others run.
             pg::server_version(&pg::admin_url())?;
@@ -138,21 +151,24 @@ fn main() -> ExitCode {
             let runs = runs(&setup, &args)?;
             let recovery = recovery(&setup, &args)?;
             let web = web(&setup, &args)?;
+            let hostile = hostile(&setup, &args)?;
             let cluster = cluster(&setup, &args)?;
             let json = serde_json::json!({
                 "foundation": foundation.json(),
                 "runs": runs.json(),
                 "recovery": recovery.json(),
                 "web": web.json(),
+                "hostile": hostile.json(),
                 "cluster": cluster.json(),
             });
             print(args.json, json, || {
                 format!(
-                    "{}\n{}\n{}\n{}\n{}",
+                    "{}\n{}\n{}\n{}\n{}\n{}",
                     foundation.table(),
                     runs.table(),
                     recovery.table(),
                     web.table(),
+                    hostile.table(),
                     cluster.table()
                 )
             })
@@ -166,6 +182,7 @@ fn main() -> ExitCode {
             recovery::hold();
             Ok(())
         }
+        Bench::Sweep { n } => hostile::sweep_probe(n),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -374,6 +391,36 @@ fn recovery(setup: &Setup, args: &Args) -> anyhow::Result<report::RecoveryReport
         reconcile,
         fires,
         latency,
+    };
+    drop(guard);
+    Ok(report)
+}
+
+fn hostile(setup: &Setup, args: &Args) -> anyhow::Result<hostile::HostileReport> {
+    let [statuses, sweeps] = match args.iterations {
+        Some(n) => [n; 2],
+        None => [50, 500],
+    };
+    let guard = setup.guard()?;
+    let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+    let version = Setup::version(&stead)?;
+    progress("server memory with 20 clients stalled on a 32 MiB log");
+    let stalled_rss = hostile::stalled_readers(&stead)?;
+    progress("`stead status` with 400 idle TCP connections at a 256-descriptor limit");
+    let (saturated_status, saturated_open, saturated_cpu, saturated_log_bytes) =
+        hostile::saturated(&stead, statuses)?;
+    progress(&format!("{sweeps} sweeps for escaped descendants"));
+    let (sweep, processes) = hostile::sweep(&setup.exe, sweeps)?;
+    let report = hostile::HostileReport {
+        stead: stead.exe().display().to_string(),
+        stead_version: version,
+        stalled_rss,
+        saturated_status,
+        saturated_open,
+        saturated_cpu,
+        saturated_log_bytes,
+        sweep,
+        processes,
     };
     drop(guard);
     Ok(report)

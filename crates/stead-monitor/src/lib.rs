@@ -25,7 +25,7 @@ mod hook;
 mod log;
 mod reap;
 mod signals;
-mod sweep;
+pub mod sweep;
 mod watch;
 
 use std::io::Read;

@@ -4,8 +4,10 @@
 //! from it and ends those too: no descendant outlives its run.
 //!
 //! The monitor is a child subreaper, so an escaped process whose parent died is
-//! re-parented to the monitor rather than to init, and stays findable by walking parent
-//! links down from the monitor. Each process is signalled through a pidfd opened before
+//! re-parented to the monitor rather than to init, and stays findable by walking down
+//! from the monitor: through each process's `children` list where the kernel keeps one
+//! (`/proc/PID/task/TID/children`, a read per process of the tree, so a run that left
+//! nothing costs one read), else through the parent links of every process. Each process is signalled through a pidfd opened before
 //! its identity is checked again, so a pid reused between the scan and the signal is
 //! never hit. Linux only: elsewhere there is no subreaper to keep the tree together, and
 //! the sweep finds nothing (documented in `docs/ledger.md`).
@@ -64,6 +66,40 @@ mod linux {
         parse(pid, &stat)
     }
 
+    /// The children of `pid`, from its threads' `children` lists; `None` where the
+    /// kernel keeps none.
+    fn children(pid: i32) -> Option<Vec<i32>> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        let mut found = Vec::new();
+        for task in tasks.flatten() {
+            let list = std::fs::read_to_string(task.path().join("children")).ok()?;
+            found.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
+        }
+        Some(found)
+    }
+
+    /// The live descendants of `root`: through the `children` lists, or, without them,
+    /// through every process's parent link.
+    fn descendants(root: i32) -> Vec<Proc> {
+        if children(root).is_none() {
+            return descendants_of(root, &all());
+        }
+        let mut found = Vec::new();
+        let mut next = vec![root];
+        while let Some(pid) = next.pop() {
+            for child in children(pid).unwrap_or_default() {
+                next.push(child);
+                if let Some(p) = read(child).filter(|p| !p.zombie) {
+                    found.push(p);
+                }
+            }
+        }
+        found
+    }
+
     fn all() -> Vec<Proc> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
@@ -104,24 +140,44 @@ mod linux {
         }
     }
 
+    /// Passes at most: a process forked by one being ended, after the pass that found
+    /// it, is found by the next.
+    const PASSES: usize = 4;
+
+    /// How long a process may take to die of SIGKILL before a later pass looks again.
+    const KILL_WAIT: Duration = Duration::from_secs(1);
+
     pub fn end_descendants(grace: Duration) -> usize {
         let me = std::process::id() as i32;
-        let held: Vec<OwnedFd> = descendants_of(me, &all()).iter().filter_map(hold).collect();
-        if held.is_empty() {
-            return 0;
+        // Each process once, by its identity, however many passes see it.
+        let mut ended = std::collections::HashSet::new();
+        for _ in 0..PASSES {
+            let found: Vec<(Proc, OwnedFd)> = descendants(me)
+                .into_iter()
+                .filter_map(|p| Some((p, hold(&p)?)))
+                .collect();
+            if found.is_empty() {
+                break;
+            }
+            ended.extend(found.iter().map(|(p, _)| (p.pid, p.started)));
+            let held: Vec<OwnedFd> = found.into_iter().map(|(_, fd)| fd).collect();
+            signal_until_gone(&held, Signal::TERM, grace);
+            signal_until_gone(&held, Signal::KILL, KILL_WAIT);
         }
-        for fd in &held {
-            let _ = rustix::process::pidfd_send_signal(fd, Signal::TERM);
+        ended.len()
+    }
+
+    /// Sends `sig` to each process still alive, then waits up to `wait` for them to exit.
+    fn signal_until_gone(held: &[OwnedFd], sig: Signal, wait: Duration) {
+        let mut left: Vec<&OwnedFd> = held.iter().filter(|fd| !exited(fd)).collect();
+        for fd in &left {
+            let _ = rustix::process::pidfd_send_signal(fd, sig);
         }
-        let deadline = Instant::now() + grace;
-        let mut left = held.iter().collect::<Vec<_>>();
+        let deadline = Instant::now() + wait;
         while !left.is_empty() {
             let now = Instant::now();
             if now >= deadline {
-                for fd in &left {
-                    let _ = rustix::process::pidfd_send_signal(fd, Signal::KILL);
-                }
-                break;
+                return;
             }
             // A pidfd turns readable when its process exits.
             let mut fds: Vec<PollFd> = left
@@ -140,7 +196,16 @@ mod linux {
                 .filter_map(|(fd, gone)| (!gone).then_some(fd))
                 .collect();
         }
-        held.len()
+    }
+
+    /// Whether the pidfd's process has exited (without waiting).
+    fn exited(fd: &OwnedFd) -> bool {
+        let mut fds = [PollFd::new(fd, PollFlags::IN)];
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        rustix::event::poll(&mut fds, Some(&now)).is_ok_and(|n| n > 0)
     }
 }
 

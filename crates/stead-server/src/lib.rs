@@ -31,6 +31,7 @@ mod heartbeat;
 mod http;
 mod ledger;
 pub mod lock;
+mod logs;
 // Collected always; rendered only by the HTTP API's `/metrics`.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 mod metrics;
@@ -149,6 +150,14 @@ pub async fn run(
         socket = %shared.world.paths.socket().display(),
         "serving"
     );
+    {
+        let world = shared.world.clone();
+        let set_aside =
+            tokio::task::spawn_blocking(move || logs::set_aside_for_a_fresh_ledger(&world)).await;
+        if let Ok(Err(e)) = set_aside {
+            warn!(cause = %e, "failed to read the ledger for its runs' logs");
+        }
+    }
     runs::reconcile(&shared).await;
     cluster::start(&shared);
     on_ready(&shared.hello());
