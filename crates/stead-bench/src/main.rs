@@ -10,6 +10,7 @@
 //! cargo run --release -p stead-bench -- web [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- cluster [--iterations N] [--submissions N] [--json]
 //! cargo run --release -p stead-bench -- hostile [--iterations N] [--json]
+//! cargo run --release -p stead-bench -- guard [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- all [...]
 //! ```
 //!
@@ -26,6 +27,7 @@
 
 mod cluster;
 mod figures;
+mod guard;
 mod hostile;
 mod ledger;
 mod pg;
@@ -74,8 +76,11 @@ enum Bench {
     /// What hostile clients cost: memory with readers stalled on a log, `stead status`
     /// with the API saturated, and the sweep of escaped descendants at a run's end
     Hostile(Args),
+    /// What reading a command costs the guard: verdicts per second, a megabyte command,
+    /// deep nesting, and `stead guard --hook` end to end
+    Guard(Args),
     /// `foundation`, then `runs`, then `recovery`, then `web`, then `hostile`, then
-    /// `cluster`
+    /// `guard`, then `cluster`
     All(Args),
     /// Cleans up after a bench that died: reads its directory from stdin, waits for EOF
     #[command(hide = true)]
@@ -144,6 +149,10 @@ fn main() -> ExitCode {
             let report = hostile(&setup, &args)?;
             print(args.json, report.json(), || report.table())
         }),
+        Bench::Guard(args) => Setup::new(&args).and_then(|setup| {
+            let report = guard(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
         Bench::All(args) => Setup::new(&args).and_then(|setup| {
             // The last suite needs PostgreSQL: better to know before the others run.
             pg::server_version(&pg::admin_url())?;
@@ -152,6 +161,7 @@ fn main() -> ExitCode {
             let recovery = recovery(&setup, &args)?;
             let web = web(&setup, &args)?;
             let hostile = hostile(&setup, &args)?;
+            let guard = guard(&setup, &args)?;
             let cluster = cluster(&setup, &args)?;
             let json = serde_json::json!({
                 "foundation": foundation.json(),
@@ -159,16 +169,18 @@ fn main() -> ExitCode {
                 "recovery": recovery.json(),
                 "web": web.json(),
                 "hostile": hostile.json(),
+                "guard": guard.json(),
                 "cluster": cluster.json(),
             });
             print(args.json, json, || {
                 format!(
-                    "{}\n{}\n{}\n{}\n{}\n{}",
+                    "{}\n{}\n{}\n{}\n{}\n{}\n{}",
                     foundation.table(),
                     runs.table(),
                     recovery.table(),
                     web.table(),
                     hostile.table(),
+                    guard.table(),
                     cluster.table()
                 )
             })
@@ -423,6 +435,36 @@ fn hostile(setup: &Setup, args: &Args) -> anyhow::Result<hostile::HostileReport>
         processes,
     };
     drop(guard);
+    Ok(report)
+}
+
+fn guard(setup: &Setup, args: &Args) -> anyhow::Result<guard::GuardReport> {
+    let [rounds, megabytes, deep, hooks] = match args.iterations {
+        Some(n) => [n; 4],
+        None => [2000, 5, 20, 50],
+    };
+    let dirs = setup.guard()?;
+    let stead = stead::Stead::new(setup.stead.clone(), dirs.root());
+    let version = Setup::version(&stead)?;
+    progress(&format!(
+        "{rounds} rounds of verdicts on typical agent commands"
+    ));
+    let verdict = guard::verdicts(rounds)?;
+    progress("1 MiB commands of four shapes, and a quarter of each");
+    let megabyte = guard::megabyte(megabytes)?;
+    progress("refusing 1,500 nested groups");
+    let deep = guard::deep(deep)?;
+    progress(&format!("{hooks} calls of `stead guard --hook`"));
+    let hook = guard::hook(&stead, hooks)?;
+    let report = guard::GuardReport {
+        stead: stead.exe().display().to_string(),
+        stead_version: version,
+        verdict,
+        megabyte,
+        deep,
+        hook,
+    };
+    drop(dirs);
     Ok(report)
 }
 

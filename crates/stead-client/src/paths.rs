@@ -46,14 +46,19 @@ impl StatePaths {
     /// Resolves the state directory (flag, else `STEAD_STATE_DIR`, else the platform
     /// default), creates it with mode 0700 if missing, and derives the file paths.
     pub fn resolve(flag: Option<&Path>) -> Result<Self, PathsError> {
-        let dir = match flag {
-            Some(dir) => dir.to_path_buf(),
+        Self::create(&Self::chosen(flag)?)
+    }
+
+    /// The state directory a command line would use (flag, else `STEAD_STATE_DIR`,
+    /// else the platform default), as given, without creating or resolving it.
+    pub fn chosen(flag: Option<&Path>) -> Result<PathBuf, PathsError> {
+        match flag {
+            Some(dir) => Ok(dir.to_path_buf()),
             None => match std::env::var_os(STATE_DIR_ENV).filter(|v| !v.is_empty()) {
-                Some(dir) => PathBuf::from(dir),
-                None => default_state_dir()?,
+                Some(dir) => Ok(PathBuf::from(dir)),
+                None => default_state_dir(),
             },
-        };
-        Self::create(&dir)
+        }
     }
 
     /// Creates `dir` (0700) if needed and derives the paths from its canonical form.

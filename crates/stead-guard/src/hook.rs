@@ -6,12 +6,12 @@
 //! Input the guard cannot read (not JSON, no tool name, a Bash call without a command)
 //! is denied when it names a guarded service anywhere, and allowed otherwise, the same
 //! rule as for a command that does not parse: a hook that cannot read its input must
-//! not pass a restart, but must not block every tool call either.
+//! not pass a restart, but must not block every tool call either. Input too large to
+//! read is denied.
 
 use serde_json::{Value, json};
-use stead_protocol::ServiceSpec;
 
-use super::{EXIT_REFUSED, Verdict, check, names_a_service};
+use super::{EXIT_REFUSED, Guard, MAX_COMMAND, Refusal, Verdict, plain};
 
 /// The tool whose calls are shell commands.
 const SHELL_TOOL: &str = "Bash";
@@ -24,44 +24,69 @@ pub struct HookAnswer {
     pub stderr: String,
 }
 
-/// Answers one pre-tool-use call.
-pub fn hook(input: &str, services: &[ServiceSpec]) -> HookAnswer {
+impl HookAnswer {
+    /// A denial with this message.
+    pub fn deny(message: &str) -> HookAnswer {
+        let decision = json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": message,
+            },
+            "decision": "block",
+            "reason": message,
+        });
+        HookAnswer {
+            exit_code: EXIT_REFUSED,
+            stdout: format!("{decision}\n"),
+            stderr: format!("{message}\n"),
+        }
+    }
+
+    fn allow() -> HookAnswer {
+        HookAnswer {
+            exit_code: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+        }
+    }
+}
+
+/// The message a refusal reads as.
+pub(crate) fn message(refusal: &Refusal) -> String {
+    match &refusal.instead {
+        Some(instead) => format!("stead guard: {}; run instead: {instead}", refusal.reason),
+        None => format!("stead guard: {}", refusal.reason),
+    }
+}
+
+pub(super) fn answer(guard: &Guard, input: &str) -> HookAnswer {
+    if input.len() > 2 * MAX_COMMAND {
+        return HookAnswer::deny(&format!(
+            "stead guard: this tool call is {} bytes long, more than the guard reads",
+            input.len()
+        ));
+    }
     let message = match command_of(input) {
-        Ok(None) => return allow(),
-        Ok(Some(command)) => match check(&command, services) {
-            Verdict::Allow => return allow(),
-            Verdict::Refuse {
-                reason, instead, ..
-            } => {
-                format!("stead guard: {reason}; run instead: {instead}")
-            }
+        Ok(None) => return HookAnswer::allow(),
+        Ok(Some(command)) => match guard.check(&command) {
+            Verdict::Allow => return HookAnswer::allow(),
+            Verdict::Refuse(refusal) => message(&refusal),
         },
-        Err(_) if !names_a_service(input, services) => return allow(),
+        Err(_) if !guard.names_a_service(input) => return HookAnswer::allow(),
         Err(why) => format!(
             "stead guard: cannot read this tool call ({why}), and it mentions a guarded service"
         ),
     };
-    let decision = json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": message,
-        },
-        "decision": "block",
-        "reason": message,
-    });
-    HookAnswer {
-        exit_code: EXIT_REFUSED,
-        stdout: format!("{decision}\n"),
-        stderr: format!("{message}\n"),
-    }
+    HookAnswer::deny(&message)
 }
 
-fn allow() -> HookAnswer {
-    HookAnswer {
-        exit_code: 0,
-        stdout: String::new(),
-        stderr: String::new(),
+impl Guard {
+    /// Whether `text` names any guarded service: the guard's test for input it cannot
+    /// read.
+    fn names_a_service(&self, text: &str) -> bool {
+        let plain = plain(text);
+        self.inner.guarded.iter().any(|g| g.mentions(&plain) > 0)
     }
 }
 
@@ -82,14 +107,16 @@ fn command_of(input: &str) -> Result<Option<String>, String> {
 
 #[cfg(test)]
 mod tests {
+    use stead_protocol::ServiceSpec;
+
     use super::*;
 
-    fn web() -> Vec<ServiceSpec> {
-        vec![ServiceSpec {
+    fn web() -> Guard {
+        Guard::new(&[ServiceSpec {
             name: "web".into(),
             systemd_unit: Some("web.service".into()),
             ..ServiceSpec::default()
-        }]
+        }])
     }
 
     fn bash(command: &str) -> String {
@@ -98,13 +125,13 @@ mod tests {
 
     #[test]
     fn an_ungated_command_is_allowed_silently() {
-        let answer = hook(&bash("cargo test && git status"), &web());
-        assert_eq!(answer, allow());
+        let answer = web().hook(&bash("cargo test && git status"));
+        assert_eq!(answer, HookAnswer::allow());
     }
 
     #[test]
     fn an_ungated_restart_is_denied_with_exit_2_and_both_json_forms() {
-        let answer = hook(&bash("systemctl --user restart web.service"), &web());
+        let answer = web().hook(&bash("systemctl --user restart web.service"));
         assert_eq!(answer.exit_code, 2);
         assert!(
             answer.stderr.contains("guarded service web"),
@@ -129,22 +156,19 @@ mod tests {
     #[test]
     fn a_gated_restart_is_allowed() {
         let command = "stead gate --service web && systemctl --user restart web.service";
-        assert_eq!(hook(&bash(command), &web()), allow());
+        assert_eq!(web().hook(&bash(command)), HookAnswer::allow());
     }
 
     #[test]
     fn other_tools_are_allowed_whatever_they_carry() {
         let input = json!({"tool_name": "Write", "tool_input": {"content": "pkill stead"}});
-        assert_eq!(hook(&input.to_string(), &web()), allow());
+        assert_eq!(web().hook(&input.to_string()), HookAnswer::allow());
     }
 
     #[test]
     fn unreadable_input_is_denied_only_when_it_names_a_guarded_service() {
-        assert_eq!(hook("not json at all", &web()), allow());
-        let answer = hook(
-            "{\"tool_name\": \"Bash\", \"command\": \"pkill web\"",
-            &web(),
-        );
+        assert_eq!(web().hook("not json at all"), HookAnswer::allow());
+        let answer = web().hook("{\"tool_name\": \"Bash\", \"command\": \"pkill web\"");
         assert_eq!(answer.exit_code, 2);
         assert!(
             answer.stderr.contains("cannot read this tool call"),
@@ -152,6 +176,23 @@ mod tests {
             answer.stderr
         );
         let missing = json!({"tool_name": "Bash", "tool_input": {"cmd": "systemctl restart web"}});
-        assert_eq!(hook(&missing.to_string(), &web()).exit_code, 2);
+        assert_eq!(web().hook(&missing.to_string()).exit_code, 2);
+    }
+
+    #[test]
+    fn input_that_makes_the_parser_fail_is_denied_whatever_it_names() {
+        // The tokenizer panics on this; nothing in it names a service.
+        let answer = web().hook(&bash("${<<EOF\n}\nEOF"));
+        assert_eq!(answer.exit_code, 2, "{answer:?}");
+        let deep = "{ ".repeat(1500) + "ls" + &"; }".repeat(1500);
+        let answer = web().hook(&bash(&deep));
+        assert_eq!(answer.exit_code, 2, "{answer:?}");
+        assert!(
+            answer.stderr.contains("nested too deep"),
+            "{}",
+            answer.stderr
+        );
+        let answer = web().hook(&bash(&"if true; then ".repeat(1500)));
+        assert_eq!(answer.exit_code, 2, "{answer:?}");
     }
 }

@@ -3,51 +3,56 @@
 //! `stead gate` waits until a restart of a service would cut nothing, but a gate that
 //! can be forgotten is only a suggestion. The guard reads a shell command before it
 //! runs (an agent's pre-tool-use hook, or any tool that asks `stead guard`) and refuses
-//! one that would restart, stop or kill a guarded service unless the gate rides in the
-//! same command, ahead of it in one `&&` chain (`stead gate --service web && systemctl
-//! --user restart web`), so that a deferral stops the chain. `stead restart`, which
-//! gates itself, always passes. A refusal names the exact command to run instead.
+//! one that would restart, stop or kill a guarded service unless a real, waiting gate
+//! for it on the same ledger rides in the same command, ahead of it in one `&&` chain
+//! (`stead gate --service web && systemctl --user restart web`), so that a deferral
+//! stops the chain. `stead restart`, which gates itself, always passes. A refusal names
+//! the exact command to run instead.
 //!
-//! The command is parsed as a real shell would parse it: quotes are removed before
-//! matching (`pk'ill' stead` is `pkill stead`), scripts handed to `sh -c`, `eval` and
-//! here-documents fed to a shell are read too, and so are command substitutions, while
-//! a mention in data (an `echo`, a commit message, a quoted here-document) is left
-//! alone. What the guard cannot read (a command that does not parse, a unit held in a
-//! variable, a script piped into a shell) is refused when the command names a guarded
-//! service anywhere, and allowed otherwise: a guard that lets through what it cannot
-//! read is no guard, and one that refuses everything it cannot read is one nobody
-//! keeps. The rules are in `docs/guard.md`.
+//! It is a fail-closed decision, not a list of bad shapes. The command is read as a
+//! shell would run it: braces expanded, quotes removed, variables the command assigns
+//! substituted and split, aliases and functions it defines read where they are used,
+//! wrappers, shells, tools that take commands, and interpreters looked through. What it
+//! cannot read (an unknown program word, a target in an expansion, code in another
+//! language) is refused when the command names a guarded service; what is too large or
+//! nested too deep to read safely, or makes the reader fail, is refused outright. The
+//! threat model, the rules and the limits are in `docs/guard.md`.
 //!
-//! - [`check`] and [`hook`]: the verdict on a command, and the same as an agent's hook;
-//! - `shell`: walking a command as the shell would run it, `words`: words with their
-//!   quotes removed, `wrappers`: commands that run another command, `opts`: options read
-//!   the way getopt reads them;
+//! - [`Guard`]: the verdict on a command and on an agent's hook call;
+//! - `limits`: sizes, depths and budgets, and the reader's own thread;
+//! - `shell`: walking a command as the shell would run it, `words`: what its words
+//!   expand to, `programs`: what a command line runs besides itself, `opts`: options
+//!   read the way getopt reads them;
 //! - `services`: what is guarded and the names a command reaches it by, `rules`: which
-//!   command lines restart, stop or kill it, `kill`: killing by process name or pattern,
-//!   `stead_cmd`: stead's own gate and stop;
+//!   command lines restart, stop or kill it, `stead_cmd`: stead's own gate and stop;
 //! - `refusal`: a refusal in words, with the command to run instead.
 
 mod hook;
-mod kill;
+mod limits;
 mod opts;
+mod programs;
 mod refusal;
 mod rules;
 mod services;
 mod shell;
 mod stead_cmd;
 mod words;
-mod wrappers;
 
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use stead_protocol::ServiceSpec;
 
-pub use hook::{HookAnswer, hook};
+pub use hook::HookAnswer;
+pub use limits::{DEADLINE, MAX_COMMAND, MAX_NESTING, MAX_SUBSTITUTIONS, MAX_WORD_NESTING};
+pub use stead_cmd::StateDirs;
 
-use refusal::{Finding, refusal, unparsable};
+use refusal::Finding;
 use services::{Guarded, plain};
-use shell::Event;
+use shell::{Context, Event};
 
 /// The exit code of a refusal, from `stead guard` and its hook: agents read 2 from a
 /// pre-tool-use hook as "block this call".
@@ -57,90 +62,231 @@ pub const EXIT_REFUSED: i32 = 2;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     Allow,
-    Refuse {
-        /// The first service it would reach ungated.
-        service: String,
-        /// The offending simple command, as written.
-        matched: String,
-        reason: String,
-        /// The exact command to run instead.
-        instead: String,
-    },
+    Refuse(Refusal),
 }
 
-/// Whether `command` may run, given the declared services (stead itself is always
-/// guarded).
-pub fn check(command: &str, services: &[ServiceSpec]) -> Verdict {
-    let guarded = Guarded::all(services);
-    let mentioning =
-        |text: &str| -> Vec<&Guarded> { guarded.iter().filter(|g| g.mentioned_in(text)).collect() };
-    match shell::events(command) {
-        Ok(events) => {
-            let mentioned = mentioning(&without_stead_own(command, &events));
-            refusal(command, &findings(&events, &guarded, &mentioned))
+/// Why a command may not run, and what to run instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The first service it would reach ungated; `None` when the command was refused
+    /// without being read (too large, nested too deep, the reader failed).
+    pub service: Option<String>,
+    /// The offending simple command, as written (shortened when long).
+    pub matched: String,
+    pub reason: String,
+    /// The exact command to run instead; `None` when there is none to give (a command
+    /// that must first be rewritten so that it can be read).
+    pub instead: Option<String>,
+}
+
+/// The guard for a set of declared services (stead itself is always guarded). Cheap
+/// to clone.
+#[derive(Clone)]
+pub struct Guard {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    guarded: Vec<Guarded>,
+    dirs: StateDirs,
+    deadline: Duration,
+    /// Why the declarations could not be read, when they could not: then every
+    /// command is refused.
+    broken: Option<String>,
+}
+
+impl Guard {
+    pub fn new(services: &[ServiceSpec]) -> Guard {
+        // Declared restart commands are parsed too, on a reader's stack.
+        let specs = services.to_vec();
+        let read = limits::contained(limits::stack(0), limits::DEADLINE, move || {
+            Guarded::all(&specs)
+        });
+        let (guarded, broken) = match read {
+            Ok(guarded) => (guarded, None),
+            Err(why) => (
+                Guarded::all(&[]),
+                Some(format!("the declared services: {why}")),
+            ),
+        };
+        Guard {
+            inner: Arc::new(Inner {
+                guarded,
+                dirs: StateDirs::default(),
+                deadline: limits::DEADLINE,
+                broken,
+            }),
         }
-        Err(err) => unparsable(command, &err, &mentioning(&plain(command))),
     }
-}
 
-/// What the command runs that reaches a guarded service ungated. A hit that rests on a
-/// word the guard cannot read, and anything it cannot read at all, count only for the
-/// services the command mentions.
-fn findings(events: &[Event], guarded: &[Guarded], mentioned: &[&Guarded]) -> Vec<Finding> {
-    let is_mentioned = |name: &str| mentioned.iter().any(|g| g.name == name);
-    let mut findings = Vec::new();
-    for event in events {
-        match event {
-            Event::Command { argv, text, gated } => {
-                for hit in rules::hits(argv, guarded) {
-                    let name = &hit.service.name;
-                    if gated.contains(name) || (hit.unsure.is_some() && !is_mentioned(name)) {
-                        continue;
+    /// Which ledger the guard protects, so that only a gate aimed at it counts.
+    pub fn with_state_dirs(self, dirs: StateDirs) -> Guard {
+        self.changed(|inner| inner.dirs = dirs)
+    }
+
+    /// How long one command may take to read before it is refused (10 seconds unless
+    /// set).
+    pub fn with_deadline(self, deadline: Duration) -> Guard {
+        self.changed(|inner| inner.deadline = deadline)
+    }
+
+    fn changed(self, change: impl FnOnce(&mut Inner)) -> Guard {
+        let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| Inner {
+            guarded: shared.guarded.clone(),
+            dirs: shared.dirs.clone(),
+            deadline: shared.deadline,
+            broken: shared.broken.clone(),
+        });
+        change(&mut inner);
+        Guard {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Whether `command` may run.
+    pub fn check(&self, command: &str) -> Verdict {
+        if let Some(broken) = &self.inner.broken {
+            return refusal::unread(command, broken);
+        }
+        if command.len() > MAX_COMMAND {
+            let why = format!(
+                "it is {} bytes long, more than the {MAX_COMMAND} the guard reads",
+                command.len()
+            );
+            return refusal::unread(command, &why);
+        }
+        let substitutions = limits::substitutions(command);
+        if substitutions > MAX_SUBSTITUTIONS {
+            let why = format!(
+                "it holds {substitutions} substitutions, more than the {MAX_SUBSTITUTIONS} the guard reads"
+            );
+            return refusal::unread(command, &why);
+        }
+        let stack = limits::stack(substitutions);
+        let (guard, owned) = (self.clone(), command.to_owned());
+        let read = move || guard.read(&owned, substitutions);
+        match limits::contained(stack, self.inner.deadline, read) {
+            Ok(verdict) => verdict,
+            Err(why) => refusal::unread(command, &why),
+        }
+    }
+
+    /// Answers one pre-tool-use hook call.
+    pub fn hook(&self, input: &str) -> HookAnswer {
+        hook::answer(self, input)
+    }
+
+    fn read(&self, command: &str, substitutions: usize) -> Verdict {
+        let ctx = Context {
+            max_substitutions: substitutions.max(limits::MIN_SUBSTITUTIONS),
+            dirs: &self.inner.dirs,
+            restart_programs: self
+                .inner
+                .guarded
+                .iter()
+                .flat_map(|g| g.restarts.iter().map(|r| r.program().to_owned()))
+                .collect(),
+            stead_redefined: stead_cmd::redefined(&plain(command)),
+        };
+        match shell::walk(command, &ctx) {
+            Ok(walk) => {
+                if let Some(limit) = walk.limit {
+                    return refusal::unread(command, &limit);
+                }
+                let mentioned = self.mentioned(command, &walk.own);
+                let findings = self.findings(&walk.events, &mentioned);
+                refusal::verdict(command, &findings, &self.inner.dirs)
+            }
+            Err(e) if limits::unreadable(&e) => refusal::unread(command, &e),
+            Err(e) => {
+                let plain = plain(command);
+                let named: Vec<&str> = self
+                    .inner
+                    .guarded
+                    .iter()
+                    .filter(|g| g.mentions(&plain) > 0)
+                    .map(|g| g.name.as_str())
+                    .collect();
+                refusal::unparsable(command, &e, &named)
+            }
+        }
+    }
+
+    /// The services the command names, not counting stead's own gates and restarts:
+    /// `stead gate && xargs kill` does not name stead any more than `xargs kill` does.
+    fn mentioned(&self, command: &str, own: &[String]) -> Vec<&str> {
+        let plain_command = plain(command);
+        let own: Vec<String> = own.iter().map(|t| plain(t)).collect();
+        self.inner
+            .guarded
+            .iter()
+            .filter(|g| {
+                let own: usize = own.iter().map(|t| g.mentions(t)).sum();
+                g.mentions(&plain_command) > own
+            })
+            .map(|g| g.name.as_str())
+            .collect()
+    }
+
+    /// What the command runs that reaches a guarded service ungated. A hit that rests
+    /// on a word the guard cannot read, and anything it cannot read at all, count only
+    /// for the services the command mentions; code in another language counts for the
+    /// services it names.
+    fn findings(&self, events: &[Event], mentioned: &[&str]) -> Vec<Finding> {
+        let is_mentioned = |name: &str| mentioned.contains(&name);
+        let dirs = &self.inner.dirs;
+        let socket = dirs
+            .socket
+            .as_ref()
+            .or(dirs.own.as_ref().map(|d| d.join("stead.sock")).as_ref())
+            .map(|s| s.to_string_lossy().into_owned());
+        let mut findings = Vec::new();
+        for event in events {
+            match event {
+                Event::Command {
+                    argv,
+                    text,
+                    gated,
+                    lenient,
+                } => {
+                    for hit in rules::hits(argv, &self.inner.guarded, socket.as_deref()) {
+                        let name = &hit.service.name;
+                        let unsure_skipped =
+                            hit.unsure.is_some() && (*lenient || !is_mentioned(name));
+                        if gated.contains(name) || unsure_skipped {
+                            continue;
+                        }
+                        findings.push(Finding::hit(&hit, text, &self.inner.dirs));
                     }
-                    let verb = hit.act.verb();
-                    let what = match &hit.unsure {
-                        None => format!("it would {verb} the guarded service {name}"),
-                        Some(word) => format!(
-                            "it may {verb} the guarded service {name}: the guard cannot tell what `{word}` stands for, and the command mentions {name}"
-                        ),
-                    };
-                    findings.push(Finding::new(name, Some(hit.act), text, what));
                 }
-            }
-            Event::Opaque { text, why, gated } => {
-                for service in mentioned.iter().filter(|g| !gated.contains(&g.name)) {
-                    let name = &service.name;
-                    let what = format!(
-                        "the guard cannot read {why}, and the command mentions the guarded service {name}"
-                    );
-                    findings.push(Finding::new(name, None, text, what));
+                Event::Opaque { text, why, gated } => {
+                    for name in mentioned.iter().filter(|n| !gated.contains(**n)) {
+                        let what = format!(
+                            "the guard cannot read {why}, and the command mentions the guarded service {name}"
+                        );
+                        findings.push(Finding::new(name, None, text, what, &self.inner.dirs));
+                    }
+                }
+                Event::Code {
+                    language,
+                    code,
+                    text,
+                    gated,
+                } => {
+                    let code = plain(code);
+                    for service in &self.inner.guarded {
+                        let name = &service.name;
+                        if gated.contains(name) || service.mentions(&code) == 0 {
+                            continue;
+                        }
+                        let what = format!(
+                            "it runs {language} code that mentions the guarded service {name}, and the guard does not read {language}"
+                        );
+                        findings.push(Finding::new(name, None, text, what, &self.inner.dirs));
+                    }
                 }
             }
         }
+        findings
     }
-    findings
-}
-
-/// The command, quotes removed, without stead's own gates and restarts: `stead gate
-/// && xargs kill` does not name stead any more than `xargs kill` does.
-fn without_stead_own(command: &str, events: &[Event]) -> String {
-    let mut text = plain(command);
-    for event in events {
-        if let Event::Command {
-            argv, text: own, ..
-        } = event
-            && matches!(stead_cmd::subcommand(argv), Some(("gate" | "restart", _)))
-        {
-            text = text.replace(&plain(own), " ");
-        }
-    }
-    text
-}
-
-/// Whether `text` names any guarded service: the guard's test for input it cannot read.
-fn names_a_service(text: &str, services: &[ServiceSpec]) -> bool {
-    let plain = plain(text);
-    Guarded::all(services)
-        .iter()
-        .any(|g| g.mentioned_in(&plain))
 }

@@ -10,6 +10,8 @@ pub(super) struct Spec {
     /// Long names that take the next word as a value (`--user root`; `--user=root`
     /// always works).
     pub long_values: &'static [&'static str],
+    /// Long names that take the next two words (`bwrap --bind SRC DEST`).
+    pub long_pairs: &'static [&'static str],
     /// `-9` and `-KILL` name a signal (kill, pkill, killall), not a cluster of letters.
     pub signals: bool,
 }
@@ -19,8 +21,19 @@ impl Spec {
     pub const FLAGS: Spec = Spec {
         short_values: "",
         long_values: &[],
+        long_pairs: &[],
         signals: false,
     };
+
+    /// Options whose short letters in `short_values` and long names in `long_values`
+    /// take a value.
+    pub const fn values(short_values: &'static str, long_values: &'static [&'static str]) -> Spec {
+        Spec {
+            short_values,
+            long_values,
+            ..Spec::FLAGS
+        }
+    }
 }
 
 /// One option as given: `k` for `-k`, `now` for `--now`, `signal` for `-9`.
@@ -40,6 +53,20 @@ pub(super) struct Scan<'a> {
 impl Scan<'_> {
     pub fn has(&self, name: &str) -> bool {
         self.options.iter().any(|o| o.name == name)
+    }
+
+    /// The value of the last `name` option given.
+    pub fn value(&self, name: &str) -> Option<&Arg> {
+        self.options
+            .iter()
+            .rev()
+            .find(|o| o.name == name)
+            .and_then(|o| o.value.as_ref())
+    }
+
+    /// Whether it asks for help or a version and so does nothing else.
+    pub fn asks_help(&self) -> bool {
+        self.has("help") || self.has("version")
     }
 }
 
@@ -73,6 +100,10 @@ fn read<'a>(args: &'a [Arg], spec: &Spec, stop_at_operand: bool) -> Scan<'a> {
             let (name, value) = match long.split_once('=') {
                 Some((name, value)) => (name, Some(value_of(arg, value))),
                 None if spec.long_values.contains(&long) => (long, next(args, &mut i)),
+                None if spec.long_pairs.contains(&long) => {
+                    i += 1;
+                    (long, next(args, &mut i))
+                }
                 None => (long, None),
             };
             scan.options.push(Opt {
@@ -92,8 +123,13 @@ fn read<'a>(args: &'a [Arg], spec: &Spec, stop_at_operand: bool) -> Scan<'a> {
 }
 
 fn shorts(arg: &Arg, body: &str, args: &[Arg], i: &mut usize, spec: &Spec, out: &mut Vec<Opt>) {
+    // `-9`, `-KILL`, `-SIGTERM`, `-USR1`; a single capital is an option (`-U`, `-F`).
     let signal = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit();
-    if spec.signals && body.chars().all(signal) {
+    let is_signal = body.chars().all(|c| c.is_ascii_digit())
+        || (body.len() > 1
+            && body.starts_with(|c: char| c.is_ascii_uppercase())
+            && body.chars().all(signal));
+    if spec.signals && is_signal {
         out.push(Opt {
             name: "signal".to_owned(),
             value: Some(value_of(arg, body)),
@@ -132,6 +168,7 @@ fn value_of(arg: &Arg, text: &str) -> Arg {
     Arg {
         text: text.to_owned(),
         dynamic: arg.dynamic,
-        subs: Vec::new(),
+        glob: arg.glob,
+        ..Arg::default()
     }
 }

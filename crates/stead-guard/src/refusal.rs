@@ -1,16 +1,20 @@
 //! A refusal in words: what the offending command would do, why the guard stops it, and
-//! the exact command to run instead (the gate ahead of the original, or for a lone
-//! restart of stead, `stead restart`).
+//! the exact command to run instead (the gates ahead of the original, or for a lone
+//! restart of stead, `stead restart`). A command refused unread gets no suggestion: it
+//! must first be made readable.
 
 use stead_protocol::STEAD_SERVICE;
 
-use super::Verdict;
-use super::rules::Act;
-use super::services::Guarded;
+use super::rules::{Act, Hit};
 use super::shell;
+use super::stead_cmd::StateDirs;
+use super::{Refusal, Verdict};
+
+/// How much of a command a refusal quotes.
+const QUOTED: usize = 240;
 
 /// One refused simple command.
-pub(super) struct Finding {
+pub(crate) struct Finding {
     service: String,
     act: Option<Act>,
     matched: String,
@@ -18,21 +22,50 @@ pub(super) struct Finding {
 }
 
 impl Finding {
-    pub fn new(service: &str, act: Option<Act>, matched: &str, what: String) -> Finding {
+    pub fn new(
+        service: &str,
+        act: Option<Act>,
+        matched: &str,
+        what: String,
+        dirs: &StateDirs,
+    ) -> Finding {
         let reason = format!(
             "{what}; no `{gate}` runs before it in the same `&&` chain to wait until that would cut nothing",
-            gate = gate_for(service)
+            gate = dirs.gate_for(service)
         );
         Finding {
             service: service.to_owned(),
             act,
-            matched: matched.trim().to_owned(),
+            matched: shortened(matched.trim()),
             reason,
         }
     }
+
+    pub fn hit(hit: &Hit<'_>, matched: &str, dirs: &StateDirs) -> Finding {
+        let name = &hit.service.name;
+        let verb = hit.act.verb();
+        let what = match (&hit.unsure, hit.because) {
+            (None, None) => format!("it would {verb} the guarded service {name}"),
+            (None, Some(because)) => {
+                format!("it would {verb} the guarded service {name} ({because})")
+            }
+            (Some(word), _) => format!(
+                "it may {verb} the guarded service {name}: the guard cannot tell what `{word}` stands for, and the command mentions {name}"
+            ),
+        };
+        Finding::new(name, Some(hit.act), matched, what, dirs)
+    }
 }
 
-pub(super) fn refusal(command: &str, findings: &[Finding]) -> Verdict {
+/// A long command cut to its first characters.
+fn shortened(text: &str) -> String {
+    match text.char_indices().nth(QUOTED) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+pub(crate) fn verdict(command: &str, findings: &[Finding], dirs: &StateDirs) -> Verdict {
     let Some(first) = findings.first() else {
         return Verdict::Allow;
     };
@@ -50,48 +83,44 @@ pub(super) fn refusal(command: &str, findings: &[Finding]) -> Verdict {
             && f.matched == command.trim()
     });
     let instead = if lone {
-        "stead restart".to_owned()
+        dirs.command("restart")
     } else {
-        format!("{} && {}", gates(&services), chainable(command))
+        let gates: Vec<String> = services.iter().map(|s| dirs.gate_for(s)).collect();
+        format!("{} && {}", gates.join(" && "), chainable(command))
     };
-    Verdict::Refuse {
-        service: first.service.clone(),
+    Verdict::Refuse(Refusal {
+        service: Some(first.service.clone()),
         matched: first.matched.clone(),
         reason: first.reason.clone(),
-        instead,
-    }
+        instead: Some(instead),
+    })
 }
 
-pub(super) fn unparsable(command: &str, err: &str, mentioned: &[&Guarded]) -> Verdict {
-    let Some(first) = mentioned.first() else {
+/// A command refused without being read.
+pub(crate) fn unread(command: &str, why: &str) -> Verdict {
+    Verdict::Refuse(Refusal {
+        service: None,
+        matched: shortened(command.trim()),
+        reason: format!(
+            "the guard refuses what it cannot read, and cannot read this command: {why}; split it into smaller commands"
+        ),
+        instead: None,
+    })
+}
+
+/// A command that does not parse: refused when it names a guarded service.
+pub(crate) fn unparsable(command: &str, err: &str, named: &[&str]) -> Verdict {
+    let Some(first) = named.first() else {
         return Verdict::Allow;
     };
-    let names: Vec<&str> = mentioned.iter().map(|g| g.name.as_str()).collect();
-    Verdict::Refuse {
-        service: first.name.clone(),
-        matched: command.trim().to_owned(),
+    Verdict::Refuse(Refusal {
+        service: Some((*first).to_owned()),
+        matched: shortened(command.trim()),
         reason: format!(
-            "the command does not parse as a shell command ({err}), and it mentions the guarded service {}: the guard refuses what it cannot read",
-            first.name
+            "the command does not parse as a shell command ({err}), and it mentions the guarded service {first}: the guard refuses what it cannot read; rewrite it so that it parses"
         ),
-        instead: format!(
-            "{} && <the command, rewritten so that it parses>",
-            gates(&names)
-        ),
-    }
-}
-
-/// The gate for one service: `stead gate` for stead itself.
-fn gate_for(service: &str) -> String {
-    match service {
-        STEAD_SERVICE => "stead gate".to_owned(),
-        name => format!("stead gate --service {}", shell_words::quote(name)),
-    }
-}
-
-fn gates(services: &[&str]) -> String {
-    let gates: Vec<String> = services.iter().map(|s| gate_for(s)).collect();
-    gates.join(" && ")
+        instead: None,
+    })
 }
 
 /// The command as one link of an `&&` chain: as it is if it is one chain already,

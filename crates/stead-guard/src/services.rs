@@ -1,22 +1,16 @@
 //! What the guard protects: stead itself and each declared service, as the names a
 //! command could reach it by (a systemd unit, a launchd label, a process name, its own
-//! restart command).
+//! restart command), and whether a command mentions it.
 
 use stead_protocol::{STEAD_SERVICE, ServiceSpec};
 
-use super::shell::{self, Event};
-use super::words::basename;
-
-/// Commands in a restart string that restart nothing by themselves: `cd /srv &&
-/// ./restart` restarts with `./restart`, and `cd /srv` alone must stay allowed.
-const NO_OPS: &[&str] = &[
-    "cd", "pushd", "popd", "export", "set", "true", ":", "echo", "printf", "sleep", "test", "[",
-    "wait",
-];
+use crate::programs;
+use crate::rules::Restart;
+use crate::words::Arg;
 
 /// One guarded service.
-#[derive(Debug)]
-pub(super) struct Guarded {
+#[derive(Debug, Clone)]
+pub(crate) struct Guarded {
     pub name: String,
     /// systemd units without `.service`, and `service NAME` names: its unit and its name.
     pub units: Vec<String>,
@@ -24,8 +18,8 @@ pub(super) struct Guarded {
     pub labels: Vec<String>,
     /// Process names: its declared process and its name.
     pub processes: Vec<String>,
-    /// Each command of its restart string, as words (navigation and no-ops left out).
-    pub restarts: Vec<Vec<String>>,
+    /// The commands of its restart string.
+    pub restarts: Vec<Restart>,
 }
 
 impl Guarded {
@@ -62,7 +56,7 @@ impl Guarded {
         self.labels.extend(spec.launchd_label.clone());
         self.processes.extend(spec.process.clone());
         if let Some(restart) = &spec.restart {
-            self.restarts.extend(restart_commands(restart));
+            self.restarts.extend(Restart::commands(restart));
         }
     }
 
@@ -77,54 +71,49 @@ impl Guarded {
         stead || self.labels.iter().any(|l| l == label)
     }
 
-    /// Whether `plain` (a command with its quotes removed) names this service in any
-    /// of its forms: what decides whether something unreadable is refused.
-    pub fn mentioned_in(&self, plain: &str) -> bool {
-        let names = [&self.name]
+    /// Every name a command could mention it by: its name, units, labels, processes,
+    /// and the programs of its restart commands that are its own (not `docker` or
+    /// `systemctl`, which many services share).
+    fn names(&self) -> impl Iterator<Item = &str> {
+        let own_programs = self
+            .restarts
+            .iter()
+            .map(Restart::program)
+            .filter(|p| !programs::is_known(&Arg::literal(p)));
+        [self.name.as_str()]
             .into_iter()
-            .chain(&self.units)
-            .chain(&self.labels);
-        names
-            .chain(&self.processes)
-            .any(|n| !n.is_empty() && plain.contains(n.as_str()))
+            .chain(self.units.iter().map(String::as_str))
+            .chain(self.labels.iter().map(String::as_str))
+            .chain(self.processes.iter().map(String::as_str))
+            .chain(own_programs)
+            .filter(|n| !n.is_empty())
+    }
+
+    /// How many times `plain` (text with its quotes removed) names this service as a
+    /// word of its own: `web` in `web.service` or `web-server`, not in `webpack`.
+    pub fn mentions(&self, plain: &str) -> usize {
+        self.names().map(|name| count_word(plain, name)).sum()
     }
 }
 
-/// A command with its quotes and backslashes removed: `st'ea'd` names stead.
-pub(super) fn plain(command: &str) -> String {
-    command
-        .chars()
+/// Occurrences of `needle` in `hay` not inside a longer word (letters, digits, `_`).
+fn count_word(hay: &str, needle: &str) -> usize {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    hay.match_indices(needle)
+        .filter(|(at, _)| {
+            !word(hay[..*at].chars().next_back()) && !word(hay[at + needle.len()..].chars().next())
+        })
+        .count()
+}
+
+/// Text with its quotes and backslashes removed: `st'ea'd` names stead.
+pub(crate) fn plain(text: &str) -> String {
+    text.chars()
         .filter(|c| !matches!(c, '\'' | '"' | '\\'))
         .collect()
 }
 
 /// A unit name without its `.service` suffix.
-pub(super) fn unit_stem(unit: &str) -> &str {
+pub(crate) fn unit_stem(unit: &str) -> &str {
     unit.strip_suffix(".service").unwrap_or(unit)
-}
-
-/// The program word as compared with a restart string: `./restart.sh` is
-/// `restart.sh` run from here.
-pub(super) fn program_word(word: &str) -> &str {
-    word.strip_prefix("./").unwrap_or(word)
-}
-
-/// The commands of a restart string worth guarding, as literal words.
-fn restart_commands(restart: &str) -> Vec<Vec<String>> {
-    let Ok(events) = shell::events(restart) else {
-        return Vec::new();
-    };
-    let mut commands = Vec::new();
-    for event in events {
-        let Event::Command { argv, .. } = event else {
-            continue;
-        };
-        if argv.iter().any(|a| a.dynamic) || NO_OPS.contains(&basename(&argv[0].text)) {
-            continue;
-        }
-        let mut words: Vec<String> = argv.into_iter().map(|a| a.text).collect();
-        words[0] = program_word(&words[0]).to_owned();
-        commands.push(words);
-    }
-    commands
 }

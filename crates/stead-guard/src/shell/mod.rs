@@ -1,20 +1,30 @@
 //! Walking a shell command the way the shell would run it: every simple command, in
-//! lists, pipelines, subshells, groups, conditionals, loops, functions, command and
-//! process substitutions, and the scripts handed to `sh -c`, with which gates have
-//! passed by the time it runs. This file walks the structure; `simple` reads a simple
-//! command, its words and redirections.
+//! lists, pipelines, subshells, groups, conditionals, loops, functions (read where
+//! they are called, with the arguments and gates of the call), command and process
+//! substitutions, traps, aliases, and the scripts handed to other shells, with which
+//! gates have passed by the time each runs and what is known of the variables.
+//!
+//! This file walks the structure; `simple` reads a simple command and what it runs,
+//! `defs` keeps the functions and aliases the command defines, and `source` the text
+//! of the script being read.
 
+mod defs;
 mod simple;
+mod source;
 
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use brush_parser::ParserOptions;
 use brush_parser::ast::{
     self, AndOr, Command, CompoundCommand, ExtendedTestExpr, SeparatorOperator,
 };
-use brush_parser::{Parser, ParserOptions};
 
-use super::stead_cmd::{self, Gates};
-use super::words::Arg;
-use super::wrappers;
-use simple::argv_of;
+use crate::limits;
+use crate::stead_cmd::{Gates, StateDirs};
+use crate::words::{self, Arg, Vars};
+use defs::Defs;
+use source::Source;
 
 /// How deep scripts may nest (`sh -c` in `$( … )` in `bash -c` …) before the guard
 /// stops reading and treats the rest as unreadable.
@@ -22,13 +32,16 @@ const MAX_DEPTH: usize = 8;
 
 /// What the walk found.
 #[derive(Debug)]
-pub(super) enum Event {
-    /// A simple command that runs, as it finally runs (wrappers looked through).
+pub(crate) enum Event {
+    /// A command line that runs, as it runs.
     Command {
         argv: Vec<Arg>,
-        /// As written in the script it is part of.
+        /// The simple command it comes from, as written in its script.
         text: String,
         gated: Gates,
+        /// It is only a guess that it runs (an argument of an unknown program): it
+        /// counts only where certain.
+        lenient: bool,
     },
     /// Something that runs but that the guard cannot read.
     Opaque {
@@ -36,28 +49,111 @@ pub(super) enum Event {
         why: String,
         gated: Gates,
     },
+    /// Code in another language.
+    Code {
+        language: String,
+        code: String,
+        text: String,
+        gated: Gates,
+    },
 }
 
-/// Every simple command `script` runs; an error when it does not parse.
-pub(super) fn events(script: &str) -> Result<Vec<Event>, String> {
-    let program = parse(script)?;
-    let walk = || {
-        let mut walker = Walker { events: Vec::new() };
-        let scope = Scope {
-            source: script,
-            gated: &Gates::new(),
-            depth: 0,
-        };
-        walker.program(&program, scope);
-        walker.events
+/// What the walk needs to know besides the command.
+pub(crate) struct Context<'a> {
+    pub dirs: &'a StateDirs,
+    /// Program names of the declared restart commands, which a guess about an unknown
+    /// program looks for among its arguments.
+    pub restart_programs: Vec<String>,
+    /// The command defines `stead` as a function or an alias somewhere: only a gate
+    /// that runs first of all is still stead's.
+    pub stead_redefined: bool,
+    /// How many substitutions a script may hold: what the reader's stack is sized for.
+    pub max_substitutions: usize,
+}
+
+impl<'a> Context<'a> {
+    /// A context that knows only the ledger: no restart programs, no redefinition.
+    pub fn bare(dirs: &'a StateDirs, max_substitutions: usize) -> Self {
+        Context {
+            dirs,
+            restart_programs: Vec::new(),
+            stead_redefined: false,
+            max_substitutions,
+        }
+    }
+}
+
+/// Everything the walk found.
+pub(crate) struct Walk {
+    pub events: Vec<Event>,
+    /// The text of each of stead's own gates and restarts, which do not count as
+    /// mentions of what they gate.
+    pub own: Vec<String>,
+    /// A limit the command went past.
+    pub limit: Option<String>,
+    /// How many bytes were handed to the parsers, the command's own included: the
+    /// measure of the guard's work, which the tests hold to linear in the size.
+    #[cfg(test)]
+    pub work: usize,
+}
+
+/// Walks `script`; an error when it does not parse.
+pub(crate) fn walk(script: &str, ctx: &Context<'_>) -> Result<Walk, String> {
+    let program = parse(script, ctx.max_substitutions)?;
+    let mut walker = Walker {
+        ctx,
+        events: Vec::new(),
+        vars: Vars::new(limits::expansion_budget(script.len())),
+        defs: Defs::default(),
+        own: Vec::new(),
+        own_seen: HashSet::new(),
+        sources: 0,
+        parse_budget: limits::parse_budget(script.len()),
+        limit: None,
     };
-    // Reading words parses them again, and the parser can panic on odd input.
-    std::panic::catch_unwind(walk).map_err(|_| PARSER_FAILED.to_owned())
+    let source = walker.source(script.to_owned());
+    let gated = Gates::new();
+    let scope = Scope {
+        source: &source,
+        gated: &gated,
+        depth: 0,
+        certain: true,
+        lenient: false,
+        at_start: true,
+        piped: false,
+        calls: 0,
+    };
+    walker.program(&program, scope);
+    walker.uncalled(scope);
+    Ok(Walk {
+        #[cfg(test)]
+        work: script.len() + limits::parse_budget(script.len()) - walker.parse_budget
+            + walker.vars.parsed(),
+        events: walker.events,
+        own: walker.own,
+        limit: walker.limit,
+    })
+}
+
+/// The simple commands of a script as written, without variables: for reading a
+/// declared restart command or a `$(pgrep …)`. `None` when it does not parse.
+pub(crate) fn commands(script: &str) -> Option<Vec<Vec<Arg>>> {
+    let dirs = StateDirs::default();
+    let walk = walk(script, &Context::bare(&dirs, limits::MIN_SUBSTITUTIONS)).ok()?;
+    let commands = walk.events.into_iter().filter_map(|e| match e {
+        Event::Command {
+            argv,
+            lenient: false,
+            ..
+        } => Some(argv),
+        _ => None,
+    });
+    Some(commands.collect())
 }
 
 /// True when `script` is one `&&` chain, so that `gate && script` gates all of it.
-pub(super) fn is_and_chain(script: &str) -> bool {
-    let Ok(program) = parse(script) else {
+pub(crate) fn is_and_chain(script: &str) -> bool {
+    let Ok(program) = parse(script, limits::MIN_SUBSTITUTIONS) else {
         return false;
     };
     match program.complete_commands.as_slice() {
@@ -72,27 +168,48 @@ pub(super) fn is_and_chain(script: &str) -> bool {
     }
 }
 
-/// What a panic of the parser reads as: input it could not read.
-const PARSER_FAILED: &str = "the shell parser failed on it";
-
-fn parse(script: &str) -> Result<ast::Program, String> {
-    // The parser panics on some malformed input (`${<<EOF`); that is input it cannot
-    // read, not a reason to let the command through.
-    let parsed = std::panic::catch_unwind(|| {
-        Parser::new(script.as_bytes(), &ParserOptions::default()).parse_program()
-    });
-    match parsed {
-        Ok(program) => program.map_err(|e| e.to_string()),
-        Err(_) => Err(PARSER_FAILED.to_owned()),
+/// Parses a script that holds at most `max_substitutions` substitutions.
+pub(crate) fn parse(script: &str, max_substitutions: usize) -> Result<ast::Program, String> {
+    limits::check_substitutions(script, max_substitutions)?;
+    let options = ParserOptions::default();
+    // The tokenizer and parser panic on some malformed input (`${<<EOF`); that is
+    // input they cannot read, not a reason to let the command through.
+    let tokens = std::panic::catch_unwind(|| {
+        brush_parser::uncached_tokenize_str(script, &options.tokenizer_options())
+    })
+    .map_err(|_| limits::READER_FAILED.to_owned())?
+    .map_err(|e| e.to_string())?;
+    limits::nesting(&tokens)?;
+    limits::word_nesting(&tokens)?;
+    match std::panic::catch_unwind(|| brush_parser::parse_tokens(&tokens, &options)) {
+        Ok(Ok(program)) => Ok(program),
+        // brush reads no `select`; it is a `for` loop as far as the guard cares.
+        Ok(Err(e)) => match limits::select_as_for(script) {
+            Some(script) => parse(&script, max_substitutions).map_err(|_| e.to_string()),
+            None => Err(e.to_string()),
+        },
+        Err(_) => Err(limits::READER_FAILED.to_owned()),
     }
 }
 
-/// Where the walk is: the script being read, the gates passed, how deep.
+/// Where the walk is.
 #[derive(Clone, Copy)]
 struct Scope<'a> {
-    source: &'a str,
+    source: &'a Rc<Source>,
     gated: &'a Gates,
+    /// How many scripts deep.
     depth: usize,
+    /// It runs once, in this shell, whenever the command runs: an assignment here
+    /// holds for what follows.
+    certain: bool,
+    /// Only a guess that it runs.
+    lenient: bool,
+    /// The very first command of the whole command line.
+    at_start: bool,
+    /// Its standard input comes from a pipe or something else the guard cannot read.
+    piped: bool,
+    /// How many function calls deep.
+    calls: usize,
 }
 
 impl<'a> Scope<'a> {
@@ -102,14 +219,50 @@ impl<'a> Scope<'a> {
     {
         Scope { gated, ..self }
     }
+
+    /// Somewhere that may not run, or not in this shell.
+    fn unsure(self) -> Self {
+        Scope {
+            certain: false,
+            at_start: false,
+            ..self
+        }
+    }
+
+    fn later(self) -> Self {
+        Scope {
+            at_start: false,
+            ..self
+        }
+    }
 }
 
-struct Walker {
+struct Walker<'c> {
+    ctx: &'c Context<'c>,
     events: Vec<Event>,
+    vars: Vars,
+    defs: Defs,
+    own: Vec<String>,
+    /// Where each of `own` was found (script, offset), so a command read twice is
+    /// counted once.
+    own_seen: HashSet<(usize, usize)>,
+    /// How many scripts have been read.
+    sources: usize,
+    /// How many more bytes of nested scripts may be parsed.
+    parse_budget: usize,
+    limit: Option<String>,
 }
 
-impl Walker {
+impl Walker<'_> {
+    fn source(&mut self, text: String) -> Rc<Source> {
+        self.sources += 1;
+        Rc::new(Source::new(text, self.sources))
+    }
+
     fn opaque(&mut self, text: &str, why: String, scope: Scope<'_>) {
+        if scope.lenient {
+            return;
+        }
         self.events.push(Event::Opaque {
             text: text.to_owned(),
             why,
@@ -118,35 +271,76 @@ impl Walker {
     }
 
     /// A script inside the one being read: a substitution, `sh -c`, a here-document.
-    fn nested(&mut self, script: &str, what: &str, scope: Scope<'_>) {
+    /// Returns the gates its success proves.
+    fn nested(&mut self, script: &str, what: &str, scope: Scope<'_>, posix: bool) -> Gates {
         if scope.depth >= MAX_DEPTH {
             let why = format!("{what} nested more than {MAX_DEPTH} scripts deep");
-            return self.opaque(script, why, scope);
+            self.opaque(script, why, scope);
+            return Gates::new();
         }
-        match parse(script) {
+        if script.len() > self.parse_budget {
+            self.limit = Some(format!(
+                "the scripts nested in it add up to more than the guard reads ({} bytes)",
+                limits::MAX_COMMAND
+            ));
+            return Gates::new();
+        }
+        self.parse_budget -= script.len();
+        match parse(script, self.ctx.max_substitutions) {
             Ok(program) => {
+                let source = self.source(script.to_owned());
                 let inner = Scope {
-                    source: script,
+                    source: &source,
                     depth: scope.depth + 1,
                     ..scope
                 };
-                self.program(&program, inner);
+                self.program(&program, inner)
             }
-            Err(e) => self.opaque(script, format!("{what}, which does not parse ({e})"), scope),
+            Err(_) if scope.lenient => Gates::new(),
+            Err(e) if limits::unreadable(&e) => {
+                self.limit = Some(format!("{what}: {e}"));
+                Gates::new()
+            }
+            Err(_) if !posix => {
+                self.events.push(Event::Code {
+                    language: what.to_owned(),
+                    code: script.to_owned(),
+                    text: script.to_owned(),
+                    gated: scope.gated.clone(),
+                });
+                Gates::new()
+            }
+            Err(e) => {
+                self.opaque(script, format!("{what}, which does not parse ({e})"), scope);
+                Gates::new()
+            }
         }
     }
 
-    fn program(&mut self, program: &ast::Program, scope: Scope<'_>) {
-        for list in &program.complete_commands {
-            self.list(list, scope);
+    fn program(&mut self, program: &ast::Program, scope: Scope<'_>) -> Gates {
+        let mut proven = Gates::new();
+        for (at, list) in program.complete_commands.iter().enumerate() {
+            let scope = Scope {
+                at_start: scope.at_start && at == 0,
+                ..scope
+            };
+            proven = self.list(list, scope);
         }
+        proven
     }
 
     /// Walks a list; returns the gates its success proves (those of its last item).
     fn list(&mut self, list: &ast::CompoundList, scope: Scope<'_>) -> Gates {
         let mut proven = Gates::new();
-        for ast::CompoundListItem(and_or, _) in &list.0 {
-            proven = self.and_or(and_or, scope);
+        for (at, ast::CompoundListItem(and_or, separator)) in list.0.iter().enumerate() {
+            let mut item = Scope {
+                at_start: scope.at_start && at == 0,
+                ..scope
+            };
+            if matches!(separator, SeparatorOperator::Async) {
+                item = item.unsure();
+            }
+            proven = self.and_or(and_or, item);
         }
         proven
     }
@@ -155,17 +349,16 @@ impl Walker {
     /// to what follows only through `&&`: after `||`, `;` or a pipe the next command
     /// runs whether or not the gate passed.
     fn and_or(&mut self, list: &ast::AndOrList, scope: Scope<'_>) -> Gates {
-        self.pipeline(&list.first, scope);
-        let mut proven = gates_of(&list.first);
+        let mut proven = self.pipeline(&list.first, scope);
         for next in &list.additional {
             match next {
                 AndOr::And(pipeline) => {
                     let gated = scope.gated.union(&proven).cloned().collect();
-                    self.pipeline(pipeline, scope.with(&gated));
-                    proven.extend(gates_of(pipeline));
+                    let more = self.pipeline(pipeline, scope.with(&gated).unsure());
+                    proven.extend(more);
                 }
                 AndOr::Or(pipeline) => {
-                    self.pipeline(pipeline, scope);
+                    self.pipeline(pipeline, scope.unsure());
                     proven.clear();
                 }
             }
@@ -173,79 +366,128 @@ impl Walker {
         proven
     }
 
-    fn pipeline(&mut self, pipeline: &ast::Pipeline, scope: Scope<'_>) {
-        for (at, command) in pipeline.seq.iter().enumerate() {
-            self.command(command, scope, at > 0);
+    /// Walks a pipeline; a lone command that is not negated proves its gates.
+    fn pipeline(&mut self, pipeline: &ast::Pipeline, scope: Scope<'_>) -> Gates {
+        if let [command] = pipeline.seq.as_slice() {
+            let proven = self.command(command, scope);
+            return if pipeline.bang { Gates::new() } else { proven };
         }
+        for (at, command) in pipeline.seq.iter().enumerate() {
+            let part = Scope {
+                piped: scope.piped || at > 0,
+                at_start: scope.at_start && at == 0,
+                ..scope.unsure()
+            };
+            self.command(command, part);
+        }
+        Gates::new()
     }
 
-    fn command(&mut self, command: &Command, scope: Scope<'_>, piped: bool) {
+    fn command(&mut self, command: &Command, scope: Scope<'_>) -> Gates {
         match command {
-            Command::Simple(simple) => self.simple(simple, scope, piped),
+            Command::Simple(simple) => self.simple(simple, scope),
             Command::Compound(compound, redirects) => {
-                self.compound(compound, scope);
+                let proven = self.compound(compound, scope);
                 self.redirects(redirects.as_ref(), scope);
+                proven
             }
             Command::Function(function) => {
-                self.compound(&function.body.0, scope);
-                self.redirects(function.body.1.as_ref(), scope);
+                self.define(function, scope);
+                Gates::new()
             }
             Command::ExtendedTest(test, redirects) => {
                 self.test(&test.expr, scope);
                 self.redirects(redirects.as_ref(), scope);
+                Gates::new()
             }
         }
     }
 
-    fn compound(&mut self, compound: &CompoundCommand, scope: Scope<'_>) {
+    /// Walks a compound command; a group or subshell proves what its last command
+    /// does (`(stead gate) && …`).
+    fn compound(&mut self, compound: &CompoundCommand, scope: Scope<'_>) -> Gates {
         match compound {
-            CompoundCommand::BraceGroup(group) => {
-                self.list(&group.list, scope);
-            }
+            CompoundCommand::BraceGroup(group) => return self.list(&group.list, scope),
             CompoundCommand::Subshell(subshell) => {
-                self.list(&subshell.list, scope);
+                let inner = Scope {
+                    certain: false,
+                    ..scope
+                };
+                return self.list(&subshell.list, inner);
             }
             CompoundCommand::IfClause(clause) => {
                 // `if stead gate; then …` runs its branch only once the gate passed.
                 self.branch(Some(&clause.condition), &clause.then, scope);
                 for other in clause.elses.iter().flatten() {
-                    self.branch(other.condition.as_ref(), &other.body, scope);
+                    self.branch(other.condition.as_ref(), &other.body, scope.unsure());
                 }
             }
             CompoundCommand::WhileClause(clause) => {
                 self.branch(Some(&clause.0), &clause.1.list, scope);
             }
             CompoundCommand::UntilClause(clause) => {
-                self.list(&clause.0, scope);
-                self.list(&clause.1.list, scope);
+                self.list(&clause.0, scope.unsure());
+                self.list(&clause.1.list, scope.unsure());
             }
             CompoundCommand::ForClause(clause) => {
+                let mut values = Vec::new();
                 for value in clause.values.iter().flatten() {
-                    self.word(&value.value, scope);
+                    values.extend(self.expand(&value.value, scope));
                 }
-                self.list(&clause.body.list, scope);
+                let only = match values.as_slice() {
+                    [one] if one.is_exact() => Some(one.text.clone()),
+                    _ => None,
+                };
+                self.vars.assign(
+                    &clause.variable_name,
+                    only,
+                    scope.certain && !values.is_empty(),
+                );
+                self.list(&clause.body.list, scope.unsure());
             }
             CompoundCommand::ArithmeticForClause(clause) => {
                 let parts = [&clause.initializer, &clause.condition, &clause.updater];
                 for expr in parts.into_iter().flatten() {
-                    self.word(&expr.value, scope);
+                    self.arithmetic(&expr.value, scope);
                 }
-                self.list(&clause.body.list, scope);
+                self.list(&clause.body.list, scope.unsure());
             }
             CompoundCommand::CaseClause(clause) => {
-                self.word(&clause.value.value, scope);
+                self.expand(&clause.value.value, scope);
                 for case in &clause.cases {
                     for pattern in &case.patterns {
-                        self.word(&pattern.value, scope);
+                        self.expand(&pattern.value, scope);
                     }
                     if let Some(body) = &case.cmd {
-                        self.list(body, scope);
+                        self.list(body, scope.unsure());
                     }
                 }
             }
-            CompoundCommand::Arithmetic(arithmetic) => self.word(&arithmetic.expr.value, scope),
-            CompoundCommand::Coprocess(coprocess) => self.command(&coprocess.body, scope, false),
+            CompoundCommand::Arithmetic(arithmetic) => {
+                // brush reads `( (cmd) )`, a subshell in a subshell, as `((cmd))`; the
+                // shell tells them apart by the space.
+                let start = scope.source.byte(arithmetic.loc.start.index);
+                match scope
+                    .source
+                    .text
+                    .get(start..)
+                    .is_some_and(|s| s.starts_with("(("))
+                {
+                    true => self.arithmetic(&arithmetic.expr.value, scope),
+                    false => {
+                        let inner = Scope {
+                            certain: false,
+                            ..scope
+                        };
+                        return self.nested(&arithmetic.expr.value, "a subshell", inner, true);
+                    }
+                }
+            }
+            CompoundCommand::Coprocess(coprocess) => {
+                self.command(&coprocess.body, scope.unsure());
+            }
         }
+        Gates::new()
     }
 
     /// A condition and the body it guards: the body is gated by what the condition's
@@ -256,9 +498,11 @@ impl Walker {
         body: &ast::CompoundList,
         scope: Scope<'_>,
     ) {
-        let proven = condition.map(|c| self.list(c, scope)).unwrap_or_default();
+        let proven = condition
+            .map(|c| self.list(c, scope.later()))
+            .unwrap_or_default();
         let gated = scope.gated.union(&proven).cloned().collect();
-        self.list(body, scope.with(&gated));
+        self.list(body, scope.with(&gated).unsure());
     }
 
     fn test(&mut self, expr: &ExtendedTestExpr, scope: Scope<'_>) {
@@ -270,21 +514,53 @@ impl Walker {
             ExtendedTestExpr::Not(inner) | ExtendedTestExpr::Parenthesized(inner) => {
                 self.test(inner, scope);
             }
-            ExtendedTestExpr::UnaryTest(_, word) => self.word(&word.value, scope),
+            ExtendedTestExpr::UnaryTest(_, word) => {
+                self.expand(&word.value, scope);
+            }
             ExtendedTestExpr::BinaryTest(_, a, b) => {
-                self.word(&a.value, scope);
-                self.word(&b.value, scope);
+                self.expand(&a.value, scope);
+                self.expand(&b.value, scope);
             }
         }
     }
-}
 
-/// The gates a pipeline's success proves: those of a lone `stead gate`.
-fn gates_of(pipeline: &ast::Pipeline) -> Gates {
-    match pipeline.seq.as_slice() {
-        [Command::Simple(simple)] if !pipeline.bang => wrappers::unwrap(argv_of(simple))
-            .map(|argv| stead_cmd::gated_services(&argv))
-            .unwrap_or_default(),
-        _ => Gates::new(),
+    /// An arithmetic expression: only its substitutions run.
+    fn arithmetic(&mut self, expr: &str, scope: Scope<'_>) {
+        let subs = match words::scalar(expr, &self.vars) {
+            Ok(arg) => arg.subs,
+            Err(e) => return self.unreadable_word(expr, e, scope),
+        };
+        self.subs(&subs, scope);
+    }
+
+    /// The words `raw` stands for, with the substitutions in it walked.
+    fn expand(&mut self, raw: &str, scope: Scope<'_>) -> Vec<Arg> {
+        match words::expand(raw, &self.vars) {
+            Ok(fields) => {
+                for field in &fields {
+                    self.subs(&field.subs, scope);
+                }
+                fields
+            }
+            Err(e) => {
+                self.unreadable_word(raw, e, scope);
+                vec![Arg::unknown(raw)]
+            }
+        }
+    }
+
+    /// A word the guard cannot read: past a limit, the whole command is refused.
+    fn unreadable_word(&mut self, raw: &str, error: String, scope: Scope<'_>) {
+        if limits::unreadable(&error) {
+            self.limit = Some(error);
+        } else {
+            self.opaque(raw, format!("the word `{raw}` ({error})"), scope);
+        }
+    }
+
+    fn subs(&mut self, subs: &[String], scope: Scope<'_>) {
+        for script in subs {
+            self.nested(script, "a command substitution", scope.unsure(), true);
+        }
     }
 }

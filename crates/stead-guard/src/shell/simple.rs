@@ -1,160 +1,600 @@
-//! A simple command as the shell runs it: its words read, the substitutions and
-//! redirections in them walked, wrappers looked through, and what it hands a shell
-//! (`sh -c SCRIPT`, a here-document, `eval`) read as a script of its own.
+//! A simple command as the shell runs it: its redirections, its assignments, its words
+//! expanded, then what it runs: a function or alias the command defined, a builtin
+//! that runs code (`eval`, `trap`, `source`), or a program, with whatever that
+//! program runs in turn (see `programs`).
 
 use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item};
-use brush_parser::ast::{IoFileRedirectTarget, IoRedirect, SourceLocation};
+use brush_parser::ast::{
+    IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, ProcessSubstitutionKind,
+};
 
 use super::{Event, Scope, Walker};
-use crate::words::{self, Arg, basename};
-use crate::wrappers::{self, ShellInput};
+use crate::programs::{self, Inner, Via};
+use crate::stead_cmd::{self, Gates};
+use crate::words::{self, Arg, basename, glob_matches};
 
-impl Walker {
-    pub(super) fn simple(&mut self, simple: &ast::SimpleCommand, scope: Scope<'_>, piped: bool) {
-        let mut stdin = Vec::new();
-        let prefix = simple.prefix.iter().flat_map(|p| &p.0);
-        for item in prefix.chain(simple.suffix.iter().flat_map(|s| &s.0)) {
+/// How many programs deep the guard looks through wrappers (`sudo nice timeout …`).
+const MAX_HOPS: usize = 32;
+
+/// The most program names a glob in a program's place is read as.
+const MAX_CANDIDATES: usize = 8;
+
+/// Variables whose value is a command another program runs.
+const COMMAND_VARIABLES: &[&str] = &[
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EDITOR",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SEQUENCE_EDITOR",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "LESSOPEN",
+    "PROMPT_COMMAND",
+    "BASH_ENV",
+    "ENV",
+];
+
+/// Builtins that assign the variables they are given (`export X=1`).
+const ASSIGNING: &[&str] = &["export", "declare", "local", "readonly", "typeset"];
+
+/// Builtins that give variables values the guard cannot know.
+const READING: &[&str] = &["read", "mapfile", "readarray", "getopts", "let"];
+
+/// What a simple command reads on standard input.
+#[derive(Default)]
+pub(super) struct Stdin {
+    /// Here-documents and here-strings, as the shell feeds them.
+    docs: Vec<String>,
+    /// Something else: a pipe, a file, a process substitution.
+    unknown: bool,
+}
+
+/// The simple command a command line comes from.
+pub(super) struct Site {
+    text: String,
+    /// Where it starts in its script (script id, byte offset).
+    at: (usize, usize),
+    stdin: Stdin,
+}
+
+impl Walker<'_> {
+    pub(super) fn simple(&mut self, simple: &ast::SimpleCommand, scope: Scope<'_>) -> Gates {
+        let (text, offset) = scope.source.simple(simple);
+        let mut stdin = Stdin {
+            unknown: scope.piped,
+            ..Stdin::default()
+        };
+        let mut assignments = Vec::new();
+        for item in simple.prefix.iter().flat_map(|p| &p.0) {
             match item {
-                Item::IoRedirect(redirect) => stdin.extend(self.redirect(redirect, scope)),
-                Item::ProcessSubstitution(_, subshell) => {
-                    self.list(&subshell.list, scope);
+                Item::AssignmentWord(assignment, _) => {
+                    assignments.push(self.assignment(assignment, scope));
                 }
-                Item::Word(word) | Item::AssignmentWord(_, word) => self.word(&word.value, scope),
+                other => self.item(other, scope, &mut stdin, &mut Vec::new()),
             }
         }
+        let mut argv = Vec::new();
         if let Some(name) = &simple.word_or_name {
-            self.word(&name.value, scope);
+            argv.extend(self.expand(&name.value, scope));
         }
-        let Some(argv) = wrappers::unwrap(argv_of(simple)) else {
+        for item in simple.suffix.iter().flat_map(|s| &s.0) {
+            self.item(item, scope, &mut stdin, &mut argv);
+        }
+        if simple.word_or_name.is_none() || argv.is_empty() {
+            // Assignments alone set the shell's variables.
+            for (name, value) in assignments {
+                self.vars.assign(
+                    &name,
+                    value.filter(|v| v.is_exact()).map(|v| v.text),
+                    scope.certain,
+                );
+            }
+            return Gates::new();
+        }
+        let mut state_dir = None;
+        for (name, value) in &assignments {
+            if COMMAND_VARIABLES.contains(&name.as_str())
+                && let Some(value) = value
+            {
+                self.script(
+                    value,
+                    &format!("the command in `{name}`"),
+                    &text,
+                    scope.unsure(),
+                );
+            }
+            if name == stead_cmd::STATE_DIR_ENV {
+                state_dir = Some(
+                    value
+                        .clone()
+                        .unwrap_or_else(|| Arg::unknown("$STEAD_STATE_DIR")),
+                );
+            }
+        }
+        let site = Site {
+            text,
+            at: (scope.source.id, offset),
+            stdin,
+        };
+        self.run(argv, &site, state_dir, scope, 0)
+    }
+
+    /// An assignment word: its name and value (`None` for an array), with the
+    /// substitutions in it walked.
+    fn assignment(
+        &mut self,
+        assignment: &ast::Assignment,
+        scope: Scope<'_>,
+    ) -> (String, Option<Arg>) {
+        let name = match &assignment.name {
+            ast::AssignmentName::VariableName(name) => name.clone(),
+            ast::AssignmentName::ArrayElementName(name, _) => name.clone(),
+        };
+        let value = match &assignment.value {
+            ast::AssignmentValue::Scalar(word) => match words::scalar(&word.value, &self.vars) {
+                Ok(value) => {
+                    self.subs(&value.subs, scope);
+                    Some(value)
+                }
+                Err(e) => {
+                    self.unreadable_word(&word.value, e, scope);
+                    None
+                }
+            },
+            ast::AssignmentValue::Array(elements) => {
+                for (key, value) in elements {
+                    for word in key.iter().chain([value]) {
+                        self.expand(&word.value, scope);
+                    }
+                }
+                None
+            }
+        };
+        let value = match (assignment.append, &value) {
+            (true, Some(more)) => match self.vars.get(&name) {
+                words::Lookup::Known(before) => Some(Arg {
+                    text: format!("{before}{}", more.text),
+                    ..more.clone()
+                }),
+                _ => None,
+            },
+            _ => value,
+        };
+        (name, value)
+    }
+
+    /// A word, redirection or process substitution of a simple command.
+    fn item(&mut self, item: &Item, scope: Scope<'_>, stdin: &mut Stdin, argv: &mut Vec<Arg>) {
+        match item {
+            Item::IoRedirect(redirect) => self.redirect(redirect, scope, stdin),
+            Item::ProcessSubstitution(kind, subshell) => {
+                let inner = Scope {
+                    piped: matches!(kind, ProcessSubstitutionKind::Write),
+                    ..scope.unsure()
+                };
+                self.list(&subshell.list, inner);
+                argv.push(Arg::unknown("(a process substitution)"));
+            }
+            Item::Word(word) | Item::AssignmentWord(_, word) => {
+                argv.extend(self.expand(&word.value, scope));
+            }
+        }
+    }
+
+    pub(super) fn redirects(&mut self, redirects: Option<&ast::RedirectList>, scope: Scope<'_>) {
+        let mut stdin = Stdin::default();
+        for redirect in redirects.iter().flat_map(|r| &r.0) {
+            self.redirect(redirect, scope, &mut stdin);
+        }
+    }
+
+    fn redirect(&mut self, redirect: &IoRedirect, scope: Scope<'_>, stdin: &mut Stdin) {
+        match redirect {
+            IoRedirect::File(fd, kind, target) => {
+                let reads = matches!(
+                    kind,
+                    IoFileRedirectKind::Read | IoFileRedirectKind::ReadAndWrite
+                ) && fd.is_none_or(|fd| fd == 0);
+                match target {
+                    IoFileRedirectTarget::Filename(word)
+                    | IoFileRedirectTarget::Duplicate(word) => {
+                        let targets = self.expand(&word.value, scope);
+                        if !reads {
+                            for target in &targets {
+                                self.written(&target.text, scope);
+                            }
+                        }
+                        stdin.unknown |= reads;
+                    }
+                    IoFileRedirectTarget::ProcessSubstitution(kind, subshell) => {
+                        let inner = Scope {
+                            piped: matches!(kind, ProcessSubstitutionKind::Write),
+                            ..scope.unsure()
+                        };
+                        self.list(&subshell.list, inner);
+                        stdin.unknown |= reads;
+                    }
+                    IoFileRedirectTarget::Fd(_) => {}
+                }
+            }
+            IoRedirect::HereDocument(fd, doc) => {
+                // A quoted delimiter (`<<'EOF'`) makes the body plain data.
+                let body = match doc.requires_expansion {
+                    true => match words::heredoc(&doc.doc.value, &self.vars) {
+                        Ok(body) => {
+                            self.subs(&body.subs, scope);
+                            body.text
+                        }
+                        Err(e) => {
+                            self.unreadable_word(&doc.doc.value, e, scope);
+                            doc.doc.value.clone()
+                        }
+                    },
+                    false => doc.doc.value.clone(),
+                };
+                if fd.is_none_or(|fd| fd == 0) {
+                    stdin.docs.push(body);
+                }
+            }
+            IoRedirect::HereString(fd, word) => match words::scalar(&word.value, &self.vars) {
+                Ok(value) => {
+                    self.subs(&value.subs, scope);
+                    if fd.is_none_or(|fd| fd == 0) {
+                        stdin.unknown |= value.dynamic;
+                        stdin.docs.push(value.text);
+                    }
+                }
+                Err(e) => {
+                    self.unreadable_word(&word.value, e, scope);
+                    stdin.unknown = true;
+                }
+            },
+            IoRedirect::OutputAndError(word, _) => {
+                for target in self.expand(&word.value, scope) {
+                    self.written(&target.text, scope);
+                }
+            }
+        }
+    }
+
+    /// A file written to: the kernel's magic SysRq (which can reboot the machine or
+    /// kill every process) and a cgroup's kill switch act like commands.
+    fn written(&mut self, path: &str, scope: Scope<'_>) {
+        let command: Vec<&str> = if path.ends_with("/proc/sysrq-trigger") {
+            vec!["reboot"]
+        } else if path.ends_with("/cgroup.kill") || path.ends_with("/cgroup.freeze") {
+            let unit = path.split('/').rfind(|part| part.ends_with(".service"));
+            match unit {
+                Some(unit) => vec!["systemctl", "kill", unit],
+                None => {
+                    let why = format!("which processes writing to `{path}` ends");
+                    return self.opaque(path, why, scope);
+                }
+            }
+        } else {
             return;
         };
-        let text = text_of(simple, scope.source);
-        match wrappers::shell_input(&argv) {
-            Some(ShellInput::Script(script)) => match script.dynamic {
-                false => self.nested(&script.text, "the script of a shell", scope),
-                true => self.opaque(&text, format!("the script `{}`", script.text), scope),
-            },
-            Some(ShellInput::Stdin) => {
-                for body in &stdin {
-                    self.nested(body, "the script fed to a shell", scope);
-                }
-                if piped {
-                    self.opaque(&text, "what is piped into a shell".to_owned(), scope);
-                }
-            }
-            None if basename(&argv[0].text) == "eval" => self.eval(&argv[1..], &text, scope),
-            None => {}
-        }
         self.events.push(Event::Command {
-            argv,
-            text,
+            argv: command.into_iter().map(Arg::literal).collect(),
+            text: format!("> {path}"),
+            gated: scope.gated.clone(),
+            lenient: scope.lenient,
+        });
+    }
+
+    /// Shell code a command runs.
+    fn script(&mut self, code: &Arg, what: &str, text: &str, scope: Scope<'_>) -> Gates {
+        if code.dynamic {
+            let why = format!("{what} (`{}`)", code.text);
+            self.opaque(text, why, scope);
+            return Gates::new();
+        }
+        self.nested(&code.text, what, scope, true)
+    }
+
+    /// Reads a command line that runs, and what it runs; returns the gates its
+    /// success proves.
+    /// `state_dir` is what `STEAD_STATE_DIR` the command line was given (`X=… cmd`,
+    /// `env X=… cmd`).
+    pub(super) fn run(
+        &mut self,
+        argv: Vec<Arg>,
+        site: &Site,
+        state_dir: Option<Arg>,
+        scope: Scope<'_>,
+        hops: usize,
+    ) -> Gates {
+        if hops > MAX_HOPS {
+            let why = format!("commands wrapped more than {MAX_HOPS} deep");
+            self.opaque(&site.text, why, scope);
+            return Gates::new();
+        }
+        let program = &argv[0];
+        if !program.is_exact() {
+            return self.unknown_program(&argv, site, scope, hops);
+        }
+        let state_dir = assigned_before(&argv, stead_cmd::STATE_DIR_ENV).or(state_dir);
+        let name = basename(&program.text).to_owned();
+        if hops == 0 {
+            if !program.quoted
+                && let Some(value) = self.alias(&name)
+            {
+                return self.expand_alias(&name, &value, &argv[1..], scope);
+            }
+            if self.is_function(&name) {
+                return self.call(&name, &argv[1..], &site.text, scope);
+            }
+        }
+        if let Some(proven) = self.builtin(&name, &argv, site, scope) {
+            return proven;
+        }
+        let mut proven = self.gate(&argv, site, state_dir.clone(), scope);
+        self.events.push(Event::Command {
+            argv: argv.clone(),
+            text: site.text.clone(),
+            gated: scope.gated.clone(),
+            lenient: scope.lenient,
+        });
+        let extra = &self.ctx.restart_programs;
+        let is_restart = |arg: &Arg| extra.iter().any(|p| p == basename(&arg.text));
+        for inner in programs::inner(&argv, scope.lenient, &is_restart) {
+            proven.extend(self.inner(inner, site, state_dir.clone(), scope, hops));
+        }
+        proven
+    }
+
+    /// What a command runs in turn; returns the gates it proves to the command's
+    /// success (only through wrappers that always run it).
+    fn inner(
+        &mut self,
+        inner: Inner,
+        site: &Site,
+        state_dir: Option<Arg>,
+        scope: Scope<'_>,
+        hops: usize,
+    ) -> Gates {
+        let via = |via: Via| match via {
+            Via::Always => scope,
+            Via::Maybe => scope.unsure(),
+            Via::Guess => Scope {
+                lenient: true,
+                ..scope.unsure()
+            },
+        };
+        let proven = |via: Via, gates: Gates| match via {
+            Via::Always if !scope.lenient => gates,
+            _ => Gates::new(),
+        };
+        match inner {
+            Inner::Argv { argv, via: how } => {
+                let gates = self.run(argv, site, state_dir, via(how), hops + 1);
+                proven(how, gates)
+            }
+            Inner::Script {
+                code,
+                via: how,
+                what,
+                posix,
+            } => {
+                let gates = match code.dynamic {
+                    true => self.script(&code, &what, &site.text, via(how)),
+                    false => self.nested(&code.text, &what, via(how), posix),
+                };
+                proven(how, gates)
+            }
+            Inner::ShellStdin { via: how, what } => {
+                let mut gates = Gates::new();
+                for doc in &site.stdin.docs {
+                    gates = self.nested(doc, &what, via(how), true);
+                }
+                if site.stdin.unknown {
+                    self.opaque(&site.text, what, via(how));
+                }
+                proven(how, gates)
+            }
+            Inner::Code { language, code } => {
+                if code.dynamic {
+                    let why = format!("the {language} code `{}`", code.text);
+                    self.opaque(&site.text, why, scope);
+                } else {
+                    self.code(&language, &code.text, site, scope);
+                }
+                Gates::new()
+            }
+            Inner::CodeStdin { language } => {
+                for doc in &site.stdin.docs {
+                    self.code(&language, doc, site, scope);
+                }
+                if site.stdin.unknown {
+                    let why = format!("the {language} code on its standard input");
+                    self.opaque(&site.text, why, scope);
+                }
+                Gates::new()
+            }
+            Inner::Opaque(why) => {
+                self.opaque(&site.text, why, scope);
+                Gates::new()
+            }
+        }
+    }
+
+    fn code(&mut self, language: &str, code: &str, site: &Site, scope: Scope<'_>) {
+        if scope.lenient {
+            return;
+        }
+        self.events.push(Event::Code {
+            language: language.to_owned(),
+            code: code.to_owned(),
+            text: site.text.clone(),
             gated: scope.gated.clone(),
         });
     }
 
-    fn eval(&mut self, args: &[Arg], text: &str, scope: Scope<'_>) {
-        if args.iter().any(|a| a.dynamic) {
-            return self.opaque(text, "what `eval` is given".to_owned(), scope);
-        }
-        let script: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-        self.nested(&script.join(" "), "the script of `eval`", scope);
-    }
-
-    pub(super) fn redirects(&mut self, redirects: Option<&ast::RedirectList>, scope: Scope<'_>) {
-        for redirect in redirects.iter().flat_map(|r| &r.0) {
-            self.redirect(redirect, scope);
-        }
-    }
-
-    /// Walks a redirection; returns what it feeds to standard input as text, for a
-    /// shell that would run it.
-    fn redirect(&mut self, redirect: &IoRedirect, scope: Scope<'_>) -> Option<String> {
-        match redirect {
-            IoRedirect::File(_, _, target) => match target {
-                IoFileRedirectTarget::Filename(word) | IoFileRedirectTarget::Duplicate(word) => {
-                    self.word(&word.value, scope);
-                }
-                IoFileRedirectTarget::ProcessSubstitution(_, subshell) => {
-                    self.list(&subshell.list, scope);
-                }
-                IoFileRedirectTarget::Fd(_) => {}
-            },
-            IoRedirect::HereDocument(_, doc) => {
-                // A quoted delimiter (`<<'EOF'`) makes the body plain data.
-                if doc.requires_expansion {
-                    match words::heredoc_subs(&doc.doc.value) {
-                        Ok(subs) => self.subs(&subs, scope),
-                        Err(e) => {
-                            self.opaque(&doc.doc.value, format!("a here-document ({e})"), scope)
-                        }
-                    }
-                }
-                return Some(doc.doc.value.clone());
+    /// A program the guard cannot name (`$S`, `$(which systemctl)`, `systemct?`): it
+    /// cannot be read, and a glob is also read as each program the guard knows that it
+    /// matches.
+    fn unknown_program(
+        &mut self,
+        argv: &[Arg],
+        site: &Site,
+        scope: Scope<'_>,
+        hops: usize,
+    ) -> Gates {
+        let program = &argv[0];
+        let why = format!("the program `{}`", program.text);
+        self.opaque(&site.text, why, scope);
+        if program.glob && !program.dynamic {
+            let pattern = basename(&program.text).to_owned();
+            let candidates: Vec<&str> = programs::known_names()
+                .filter(|name| glob_matches(&pattern, name))
+                .take(MAX_CANDIDATES)
+                .collect();
+            for candidate in candidates {
+                let mut argv = argv.to_vec();
+                argv[0] = Arg::literal(candidate);
+                self.run(argv, site, None, scope, hops + 1);
             }
-            IoRedirect::HereString(_, word) => {
-                self.word(&word.value, scope);
-                return Some(read_arg(&word.value).text);
+        }
+        Gates::new()
+    }
+
+    /// The gates a command line proves: those of a real, waiting `stead gate` aimed at
+    /// the guard's ledger. It also marks stead's own commands, whose words are no
+    /// mention of what they gate.
+    fn gate(
+        &mut self,
+        argv: &[Arg],
+        site: &Site,
+        state_dir: Option<Arg>,
+        scope: Scope<'_>,
+    ) -> Gates {
+        let own = matches!(stead_cmd::subcommand(argv), Some(("gate" | "restart", _)));
+        if own && self.own_seen.insert(site.at) {
+            self.own.push(site.text.clone());
+        }
+        if scope.lenient || (self.ctx.stead_redefined && !scope.at_start) {
+            return Gates::new();
+        }
+        // An earlier `export STEAD_STATE_DIR=…` in the command counts too.
+        let env_dir = state_dir.or_else(|| match self.vars.get(stead_cmd::STATE_DIR_ENV) {
+            words::Lookup::Known(dir) => Some(Arg::literal(dir)),
+            _ if self.vars.is_assigned(stead_cmd::STATE_DIR_ENV) => {
+                Some(Arg::unknown("$STEAD_STATE_DIR"))
             }
-            IoRedirect::OutputAndError(word, _) => self.word(&word.value, scope),
-        }
-        None
-    }
-
-    /// Walks the command substitutions of a word.
-    pub(super) fn word(&mut self, raw: &str, scope: Scope<'_>) {
-        match Arg::read(raw) {
-            Ok(arg) => self.subs(&arg.subs, scope),
-            Err(e) => self.opaque(raw, format!("the word `{raw}` ({e})"), scope),
-        }
-    }
-
-    fn subs(&mut self, subs: &[String], scope: Scope<'_>) {
-        for script in subs {
-            self.nested(script, "a command substitution", scope);
-        }
-    }
-}
-
-/// The words a simple command runs: its name and arguments, without assignments before
-/// it or redirections.
-pub(super) fn argv_of(simple: &ast::SimpleCommand) -> Vec<Arg> {
-    let suffix = simple
-        .suffix
-        .iter()
-        .flat_map(|s| &s.0)
-        .filter_map(|item| match item {
-            Item::Word(word) | Item::AssignmentWord(_, word) => Some(word),
             _ => None,
         });
-    simple
-        .word_or_name
-        .iter()
-        .chain(suffix)
-        .map(|w| read_arg(&w.value))
-        .collect()
-}
-
-fn read_arg(raw: &str) -> Arg {
-    Arg::read(raw).unwrap_or_else(|_| Arg::unknown(raw))
-}
-
-/// A simple command as written in `source`.
-fn text_of(simple: &ast::SimpleCommand, source: &str) -> String {
-    let items = simple.prefix.iter().flat_map(|p| &p.0);
-    let items = items.chain(simple.suffix.iter().flat_map(|s| &s.0));
-    let spans = items.filter_map(SourceLocation::location);
-    let spans = spans.chain(
-        simple
-            .word_or_name
-            .as_ref()
-            .and_then(SourceLocation::location),
-    );
-    let (start, end) = spans.fold((usize::MAX, 0), |(start, end), span| {
-        (start.min(span.start.index), end.max(span.end.index))
-    });
-    if start >= end {
-        return simple.to_string();
+        stead_cmd::gate(argv, env_dir.as_ref(), self.ctx.dirs)
     }
-    // Source positions count characters, not bytes.
-    source.chars().skip(start).take(end - start).collect()
+
+    /// Builtins that define, assign or run code; `None` for anything else.
+    fn builtin(
+        &mut self,
+        name: &str,
+        argv: &[Arg],
+        site: &Site,
+        scope: Scope<'_>,
+    ) -> Option<Gates> {
+        let args = &argv[1..];
+        match name {
+            _ if ASSIGNING.contains(&name) => {
+                for arg in args.iter().filter(|a| !a.text.starts_with('-')) {
+                    if let Some((var, value)) = arg.text.split_once('=') {
+                        let value = arg.is_exact().then(|| value.to_owned());
+                        self.vars.assign(var, value, scope.certain);
+                    }
+                }
+            }
+            _ if READING.contains(&name) => {
+                for arg in args.iter().filter(|a| !a.text.starts_with('-')) {
+                    let var = arg
+                        .text
+                        .split_once('=')
+                        .map_or(arg.text.as_str(), |(v, _)| v);
+                    self.vars.assign(var, None, false);
+                }
+            }
+            "printf" => {
+                let at = args.iter().position(|a| a.text == "-v")?;
+                if let Some(var) = args.get(at + 1) {
+                    self.vars.assign(&var.text, None, false);
+                }
+                return None;
+            }
+            "unset" => {
+                for arg in args.iter().filter(|a| !a.text.starts_with('-')) {
+                    self.vars
+                        .assign(&arg.text, Some(String::new()), scope.certain);
+                }
+            }
+            "alias" => {
+                for arg in args {
+                    if let Some((alias, value)) = arg.text.split_once('=') {
+                        self.define_alias(alias, value);
+                    }
+                }
+            }
+            "unalias" => {
+                for arg in args {
+                    self.forget_alias(&arg.text);
+                }
+            }
+            "eval" => {
+                let code = programs::joined(args);
+                return Some(self.script(&code, "the script of `eval`", &site.text, scope));
+            }
+            "trap" => {
+                let args: Vec<&Arg> = args.iter().filter(|a| a.text != "--").collect();
+                let listing = args
+                    .first()
+                    .is_none_or(|a| matches!(a.text.as_str(), "-p" | "-l" | "-P" | "-"));
+                if !listing && args.len() >= 2 {
+                    self.script(
+                        args[0],
+                        "the command `trap` runs",
+                        &site.text,
+                        scope.unsure(),
+                    );
+                }
+            }
+            "source" | "." => {
+                let file = args.first().map_or("", |a| a.text.as_str());
+                if matches!(file, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0") {
+                    let docs = site.stdin.docs.clone();
+                    for doc in &docs {
+                        self.nested(doc, "the script it sources", scope, true);
+                    }
+                    if !site.stdin.unknown {
+                        return Some(Gates::new());
+                    }
+                }
+                let why = format!("the file `{file}` it runs in this shell");
+                self.opaque(&site.text, why, scope);
+            }
+            _ => return None,
+        }
+        self.events.push(Event::Command {
+            argv: argv.to_vec(),
+            text: site.text.clone(),
+            gated: scope.gated.clone(),
+            lenient: scope.lenient,
+        });
+        Some(Gates::new())
+    }
+}
+
+/// `NAME=value` among a command line's words before the program that reads it
+/// (`env STEAD_STATE_DIR=/x stead gate`, `sudo STEAD_STATE_DIR=/x stead gate`).
+fn assigned_before(argv: &[Arg], name: &str) -> Option<Arg> {
+    let end = argv.iter().position(|a| basename(&a.text) == "stead")?;
+    argv[..end].iter().rev().find_map(|a| {
+        let value = a.text.strip_prefix(name)?.strip_prefix('=')?;
+        Some(Arg {
+            text: value.to_owned(),
+            ..a.clone()
+        })
+    })
 }

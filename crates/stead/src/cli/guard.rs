@@ -1,16 +1,24 @@
 //! `stead guard`: refuses a shell command that would restart, stop or kill a guarded
 //! service without its gate, for an agent's pre-tool-use hook (`--hook`) or any other
 //! tool (`stead guard -- 'CMD'`: exit 0 allowed, 2 refused).
+//!
+//! The hook path answers 2 whatever goes wrong: agents read any other exit code as
+//! "not blocked", so an input too large, a failure to read stdin or a panic must end
+//! in a denial, never in a crash that lets the call through.
 
 use std::io::{Read, Write};
 use std::path::Path;
 
 use serde_json::json;
+use stead_client::paths::StatePaths;
 use stead_client::{Client, ClientError};
-use stead_guard::{self as guard, EXIT_REFUSED, Verdict};
+use stead_guard::{EXIT_REFUSED, Guard, HookAnswer, MAX_COMMAND, Refusal, StateDirs, Verdict};
 use stead_protocol::{ErrorCode, Service, ServiceSpec, exit};
 
 use super::output;
+
+/// The largest tool call the hook reads: a command at the guard's limit, escaped.
+const MAX_HOOK_INPUT: u64 = 2 * MAX_COMMAND as u64 + 1;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,27 +35,28 @@ pub struct Args {
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
+    // A panic while reading a command is a refusal that says so; the default hook
+    // would print it a second time.
+    std::panic::set_hook(Box::new(|_| {}));
     if args.hook {
-        let mut input = Vec::new();
-        std::io::stdin().read_to_end(&mut input)?;
-        let answer = guard::hook(&String::from_utf8_lossy(&input), &declared(dir));
+        let answer = std::panic::catch_unwind(|| hook(dir)).unwrap_or_else(|_| {
+            HookAnswer::deny("stead guard: the guard failed while answering; the call is denied")
+        });
         output::text(&answer.stdout)?;
         say(&answer.stderr);
         return Ok(answer.exit_code);
     }
-    let verdict = guard::check(&args.command.join(" "), &declared(dir));
+    let verdict = guard(dir).check(&args.command.join(" "));
     match (verdict, args.json) {
         (Verdict::Allow, false) => output::text("allowed\n")?,
         (Verdict::Allow, true) => output::json(&json!({ "allowed": true }))?,
-        (
-            Verdict::Refuse {
+        (Verdict::Refuse(refusal), true) => {
+            let Refusal {
                 service,
                 matched,
                 reason,
                 instead,
-            },
-            true,
-        ) => {
+            } = refusal;
             let refusal = json!({
                 "allowed": false,
                 "service": service,
@@ -58,19 +67,47 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
             output::json(&refusal)?;
             return Ok(EXIT_REFUSED);
         }
-        (
-            Verdict::Refuse {
-                reason, instead, ..
-            },
-            false,
-        ) => {
+        (Verdict::Refuse(refusal), false) => {
+            let next = match &refusal.instead {
+                Some(instead) => format!("run instead: {instead}"),
+                None => "no command to suggest: make it readable first".to_owned(),
+            };
             say(&format!(
-                "stead guard: refused: {reason}\nrun instead: {instead}\n"
+                "stead guard: refused: {}\n{next}\n",
+                refusal.reason
             ));
             return Ok(EXIT_REFUSED);
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// Answers one hook call from stdin.
+fn hook(dir: Option<&Path>) -> HookAnswer {
+    let mut input = Vec::new();
+    let read = std::io::stdin()
+        .take(MAX_HOOK_INPUT)
+        .read_to_end(&mut input);
+    if let Err(e) = read {
+        return HookAnswer::deny(&format!("stead guard: cannot read the tool call ({e})"));
+    }
+    if input.len() as u64 >= MAX_HOOK_INPUT {
+        return HookAnswer::deny(&format!(
+            "stead guard: the tool call is larger than the {MAX_HOOK_INPUT} bytes the guard reads"
+        ));
+    }
+    guard(dir).hook(&String::from_utf8_lossy(&input))
+}
+
+/// The guard for the declared services, aimed at this state directory's ledger.
+fn guard(dir: Option<&Path>) -> Guard {
+    let own = StatePaths::resolve(dir).ok();
+    let dirs = StateDirs {
+        own: own.as_ref().map(|p| p.dir().to_path_buf()),
+        default: StatePaths::chosen(None).ok(),
+        socket: own.as_ref().map(|p| p.socket().to_path_buf()),
+    };
+    Guard::new(&declared(dir)).with_state_dirs(dirs)
 }
 
 /// The declared services. When they cannot be read, stead itself is still guarded:

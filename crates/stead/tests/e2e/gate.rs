@@ -440,10 +440,12 @@ fn the_guard_refuses_an_ungated_restart_and_hands_back_the_gated_one() {
     assert_eq!(verdict["allowed"], false);
     assert_eq!(verdict["service"], "web");
     let instead = verdict["instead"].as_str().unwrap().to_string();
-    assert!(
-        instead.starts_with("stead gate --service web &&"),
-        "{instead}"
+    // The test's state directory is not the default one, so the gate names it.
+    let gate = format!(
+        "stead --state-dir {} gate --service web &&",
+        shell_words::quote(&dir.path().canonicalize().unwrap().to_string_lossy())
     );
+    assert!(instead.starts_with(&gate), "{instead}");
     // What it hands back passes.
     assert_eq!(dir.run(&["guard", "--", &instead]).status.code(), Some(0));
     assert_eq!(
@@ -460,20 +462,8 @@ fn the_guard_refuses_an_ungated_restart_and_hands_back_the_gated_one() {
     );
 
     // As an agent's pre-tool-use hook.
-    let mut hook = dir
-        .stead(&["guard", "--hook"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(
-        hook.stdin.as_mut().unwrap(),
-        br#"{"tool_name": "Bash", "tool_input": {"command": "stead stop"}}"#,
-    )
-    .unwrap();
-    drop(hook.stdin.take());
-    let out = hook.wait_with_output().unwrap();
+    let call = br#"{"tool_name": "Bash", "tool_input": {"command": "stead stop"}}"#;
+    let out = crate::guard::hook(&dir, call.to_vec());
     assert_eq!(out.status.code(), Some(2));
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");

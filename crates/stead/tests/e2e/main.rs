@@ -9,6 +9,7 @@ mod compat;
 mod dashboard;
 mod ensure;
 mod gate;
+mod guard;
 mod harness;
 mod hostile;
 mod http;
