@@ -8,9 +8,12 @@ use rustix::process::{Resource, Rlimit};
 
 /// Descriptors never given to HTTP connections: the socket's clients, the pipes of
 /// monitors being started, the ledger and logs.
+#[cfg(feature = "http")]
 const RESERVED: u64 = 64;
 /// HTTP connections at most, whatever the limit (a loopback dashboard needs a handful).
+#[cfg(feature = "http")]
 const HTTP_CEILING: u64 = 1024;
+#[cfg(feature = "http")]
 const HTTP_FLOOR: u64 = 8;
 
 /// Raises the soft descriptor limit to the hard one; returns the soft limit in force.
@@ -29,6 +32,7 @@ pub fn raise() -> u64 {
 }
 
 /// The soft limit in force.
+#[cfg(feature = "http")]
 pub fn soft() -> u64 {
     rustix::process::getrlimit(Resource::Nofile)
         .current
@@ -37,12 +41,13 @@ pub fn soft() -> u64 {
 
 /// How many HTTP connections may be open at once under a soft limit of `soft`: half of
 /// what is left once the reserve is set aside, so runs and the socket keep the rest.
+#[cfg(feature = "http")]
 pub fn http_connections(soft: u64) -> usize {
     let usable = soft.saturating_sub(RESERVED) / 2;
     usize::try_from(usable.clamp(HTTP_FLOOR, HTTP_CEILING)).unwrap_or(HTTP_FLOOR as usize)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 mod tests {
     use super::*;
 
