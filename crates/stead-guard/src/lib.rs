@@ -48,7 +48,7 @@ use stead_protocol::ServiceSpec;
 
 pub use hook::HookAnswer;
 pub use limits::{DEADLINE, MAX_COMMAND, MAX_NESTING, MAX_SUBSTITUTIONS, MAX_WORD_NESTING};
-pub use stead_cmd::StateDirs;
+pub use stead_cmd::Protected;
 
 use refusal::Finding;
 use services::{Guarded, plain};
@@ -88,7 +88,7 @@ pub struct Guard {
 
 struct Inner {
     guarded: Vec<Guarded>,
-    dirs: StateDirs,
+    dirs: Protected,
     deadline: Duration,
     /// Why the declarations could not be read, when they could not: then every
     /// command is refused.
@@ -112,7 +112,7 @@ impl Guard {
         Guard {
             inner: Arc::new(Inner {
                 guarded,
-                dirs: StateDirs::default(),
+                dirs: Protected::default(),
                 deadline: limits::DEADLINE,
                 broken,
             }),
@@ -120,7 +120,7 @@ impl Guard {
     }
 
     /// Which ledger the guard protects, so that only a gate aimed at it counts.
-    pub fn with_state_dirs(self, dirs: StateDirs) -> Guard {
+    pub fn protecting(self, dirs: Protected) -> Guard {
         self.changed(|inner| inner.dirs = dirs)
     }
 
@@ -238,7 +238,11 @@ impl Guard {
         let socket = dirs
             .socket
             .as_ref()
-            .or(dirs.own.as_ref().map(|d| d.join("stead.sock")).as_ref())
+            .or(dirs
+                .state_dir
+                .as_ref()
+                .map(|d| d.join("stead.sock"))
+                .as_ref())
             .map(|s| s.to_string_lossy().into_owned());
         let mut findings = Vec::new();
         for event in events {

@@ -7,7 +7,7 @@ use stead_protocol::STEAD_SERVICE;
 
 use super::rules::{Act, Hit};
 use super::shell;
-use super::stead_cmd::StateDirs;
+use super::stead_cmd::Protected;
 use super::{Refusal, Verdict};
 
 /// How much of a command a refusal quotes.
@@ -27,7 +27,7 @@ impl Finding {
         act: Option<Act>,
         matched: &str,
         what: String,
-        dirs: &StateDirs,
+        dirs: &Protected,
     ) -> Finding {
         let reason = format!(
             "{what}; no `{gate}` runs before it in the same `&&` chain to wait until that would cut nothing",
@@ -41,7 +41,7 @@ impl Finding {
         }
     }
 
-    pub fn hit(hit: &Hit<'_>, matched: &str, dirs: &StateDirs) -> Finding {
+    pub fn hit(hit: &Hit<'_>, matched: &str, dirs: &Protected) -> Finding {
         let name = &hit.service.name;
         let verb = hit.act.verb();
         let what = match (&hit.unsure, hit.because) {
@@ -65,7 +65,7 @@ fn shortened(text: &str) -> String {
     }
 }
 
-pub(crate) fn verdict(command: &str, findings: &[Finding], dirs: &StateDirs) -> Verdict {
+pub(crate) fn verdict(command: &str, findings: &[Finding], dirs: &Protected) -> Verdict {
     let Some(first) = findings.first() else {
         return Verdict::Allow;
     };
@@ -126,7 +126,13 @@ pub(crate) fn unparsable(command: &str, err: &str, named: &[&str]) -> Verdict {
 /// The command as one link of an `&&` chain: as it is if it is one chain already,
 /// else grouped, so that a failing gate stops all of it.
 fn chainable(command: &str) -> String {
-    let command = command.trim();
+    let mut command = command.trim();
+    // A backslash at the very end continues the line into nothing: drop it, or it
+    // would join the closing brace.
+    let backslashes = command.len() - command.trim_end_matches('\\').len();
+    if backslashes % 2 == 1 {
+        command = command[..command.len() - 1].trim_end();
+    }
     if shell::is_and_chain(command) {
         command.to_owned()
     } else if command.contains(['\n', '#']) {

@@ -96,12 +96,20 @@ impl Guarded {
     }
 }
 
-/// Occurrences of `needle` in `hay` not inside a longer word (letters, digits, `_`).
+/// Occurrences of `needle` in `hay` not inside a longer word (letters, digits, `_`), in
+/// any case: `STEAD` can be folded back to `stead` as the command runs.
 fn count_word(hay: &str, needle: &str) -> usize {
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    hay.match_indices(needle)
-        .filter(|(at, _)| {
-            !word(hay[..*at].chars().next_back()) && !word(hay[at + needle.len()..].chars().next())
+    if needle.is_empty() || needle.len() > hay.len() {
+        return 0;
+    }
+    let word =
+        |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80);
+    let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
+    (0..=hay.len() - needle.len())
+        .filter(|&at| {
+            hay[at..at + needle.len()].eq_ignore_ascii_case(needle)
+                && !word(at.checked_sub(1).and_then(|b| hay.get(b)))
+                && !word(hay.get(at + needle.len()))
         })
         .count()
 }

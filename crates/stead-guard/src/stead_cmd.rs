@@ -19,37 +19,64 @@ pub(crate) type Gates = BTreeSet<String>;
 /// The environment variable naming stead's state directory.
 pub(crate) const STATE_DIR_ENV: &str = "STEAD_STATE_DIR";
 
-/// The ledger the guard protects, and the one a bare `stead` in the command would
-/// reach: a gate counts only when it is aimed at the guard's own.
+/// The stead the guard protects: its ledger, and what tells a real gate for it from
+/// another. A gate counts only when it is aimed at this state directory and run by a
+/// real stead.
 #[derive(Debug, Clone, Default)]
-pub struct StateDirs {
+pub struct Protected {
     /// The guard's state directory; `None` when not known, and then only a gate with
     /// no `--state-dir` and no `STEAD_STATE_DIR` counts.
-    pub own: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
     /// Where `stead` with neither goes in the command's environment.
-    pub default: Option<PathBuf>,
+    pub default_state_dir: Option<PathBuf>,
     /// The socket of the guard's server, which only stead may talk to.
     pub socket: Option<PathBuf>,
+    /// The stead executable the guard itself is: a gate run by path must be this one
+    /// (`/tmp/x/stead gate` could be anything). `None`: any absolute path is taken.
+    pub exe: Option<PathBuf>,
 }
 
-impl StateDirs {
+impl Protected {
     /// Whether a stead command line given this state directory (`None`: none given)
     /// reaches the guard's ledger.
     fn is_own(&self, dir: Option<&Arg>) -> bool {
-        let Some(own) = &self.own else {
+        let Some(own) = &self.state_dir else {
             return dir.is_none();
         };
         match dir {
-            None => self.default.as_ref().is_some_and(|d| same_dir(d, own)),
-            Some(dir) if dir.is_exact() => same_dir(&absolute(&dir.text), own),
+            None => self
+                .default_state_dir
+                .as_ref()
+                .is_some_and(|d| same_dir(d, own)),
+            // A relative path depends on a directory the command may have left.
+            Some(dir) if dir.is_exact() => absolute(&dir.text).is_some_and(|d| same_dir(&d, own)),
             Some(_) => false,
+        }
+    }
+
+    /// Whether a program word runs the real stead: `stead` looked up in `PATH`, or an
+    /// absolute path to the guard's own executable (`./stead` and `/tmp/x/stead` could
+    /// be anything).
+    fn is_stead(&self, program: &Arg) -> bool {
+        if program.text == "stead" {
+            return true;
+        }
+        let Some(path) = absolute(&program.text) else {
+            return false;
+        };
+        match &self.exe {
+            None => true,
+            Some(exe) => match (path.canonicalize(), exe.canonicalize()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => false,
+            },
         }
     }
 
     /// The words before a subcommand that aim it at the guard's ledger: none when a
     /// bare `stead` does already.
     fn flag(&self) -> String {
-        match &self.own {
+        match &self.state_dir {
             Some(own) if !self.is_own(None) => {
                 format!(
                     " --state-dir {}",
@@ -74,9 +101,9 @@ impl StateDirs {
     }
 }
 
-/// A path as written in a command: `~` is the home directory, a relative path is
-/// taken from the current one.
-fn absolute(text: &str) -> PathBuf {
+/// An absolute path as written in a command (`~` is the home directory); `None` for a
+/// relative one.
+fn absolute(text: &str) -> Option<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let path = match (text.strip_prefix('~'), home) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
@@ -84,10 +111,7 @@ fn absolute(text: &str) -> PathBuf {
         }
         _ => PathBuf::from(text),
     };
-    if path.is_absolute() {
-        return path;
-    }
-    std::env::current_dir().map_or(path.clone(), |cwd| cwd.join(&path))
+    path.is_absolute().then_some(path)
 }
 
 /// Whether two paths name one directory: the same once `.`, `..` and repeated
@@ -165,11 +189,11 @@ const GATE: Spec = Spec::values(
 /// when it is a real, waiting gate aimed at the guard's ledger; none otherwise:
 /// `--help` and `--force` do not wait, and a gate given another `--state-dir` or
 /// `STEAD_STATE_DIR` (`env_dir`) waits on another ledger.
-pub(crate) fn gate(argv: &[Arg], env_dir: Option<&Arg>, dirs: &StateDirs) -> Gates {
+pub(crate) fn gate(argv: &[Arg], env_dir: Option<&Arg>, dirs: &Protected) -> Gates {
     let Some(("gate", rest)) = subcommand(argv) else {
         return Gates::new();
     };
-    if asks_help(rest) || rest.iter().any(|a| a.text == "--force") {
+    if asks_help(rest) || rest.iter().any(|a| a.text == "--force") || !dirs.is_stead(&argv[0]) {
         return Gates::new();
     }
     let global = opts::scan(&argv[1..], &GATE);
@@ -206,10 +230,11 @@ mod tests {
 
     #[test]
     fn only_a_waiting_gate_on_the_own_ledger_counts() {
-        let dirs = StateDirs {
-            own: Some(PathBuf::from("/srv/stead")),
-            default: Some(PathBuf::from("/srv/stead")),
+        let dirs = Protected {
+            state_dir: Some(PathBuf::from("/srv/stead")),
+            default_state_dir: Some(PathBuf::from("/srv/stead")),
             socket: None,
+            exe: None,
         };
         let gates = |line: &str| gate(&words(line), None, &dirs);
         assert_eq!(
@@ -232,8 +257,8 @@ mod tests {
         }
         let other = Arg::literal("/tmp/other");
         assert!(gate(&words("stead gate"), Some(&other), &dirs).is_empty());
-        let elsewhere = StateDirs {
-            default: Some(PathBuf::from("/home/u/.local/state/stead")),
+        let elsewhere = Protected {
+            default_state_dir: Some(PathBuf::from("/home/u/.local/state/stead")),
             ..dirs.clone()
         };
         assert!(gate(&words("stead gate"), None, &elsewhere).is_empty());

@@ -3,7 +3,7 @@
 //! commands) or on standard input. The guard does not read these languages; it scans
 //! their code for the names of guarded services.
 
-use super::Inner;
+use super::{Inner, script_file};
 use crate::opts::{self, Spec};
 use crate::words::Arg;
 
@@ -91,6 +91,15 @@ const INTERPRETERS: &[Interpreter] = &[
 const AWKS: &[&str] = &["gawk", "mawk", "nawk", "busybox-awk"];
 
 pub(super) const NAMES: &[&str] = &[
+    "vim",
+    "vi",
+    "nvim",
+    "ex",
+    "view",
+    "vimdiff",
+    "emacs",
+    "less",
+    "man",
     "python",
     "python3",
     "python2",
@@ -141,6 +150,58 @@ pub(crate) fn is_interpreter(name: &str) -> bool {
     find(name).is_some() || matches!(name, "deno" | "pwsh" | "powershell")
 }
 
+/// An editor's or pager's commands from its command line (`vim -c '!…'`, `vim +cmd`,
+/// `--cmd`, `emacs --eval`, `less +'!…'`), which can run shell commands: read as code
+/// of their own language.
+fn editor(argv: &[Arg], language: &str) -> Vec<Inner> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < argv.len() {
+        let text = argv[i].text.as_str();
+        let code = match text {
+            "-c" | "--cmd" | "--eval" | "-eval" | "--execute" | "-l" | "--load" => {
+                i += 1;
+                argv.get(i).cloned()
+            }
+            _ if text.starts_with('+') && text.len() > 1 => Some(Arg {
+                text: text.trim_start_matches('+').to_owned(),
+                ..argv[i].clone()
+            }),
+            _ => text.strip_prefix("--eval=").map(|code| Arg {
+                text: code.to_owned(),
+                ..argv[i].clone()
+            }),
+        };
+        out.extend(code.map(|code| Inner::Code {
+            language: language.to_owned(),
+            code,
+        }));
+        i += 1;
+    }
+    out
+}
+
+/// `man -P PAGER` (`--pager`): the pager is a command.
+fn man(argv: &[Arg]) -> Vec<Inner> {
+    let scan = opts::scan(
+        &argv[1..],
+        &Spec::values(
+            "PLMmSsCRE",
+            &["pager", "locale", "manpath", "sections", "config-file"],
+        ),
+    );
+    scan.value("P")
+        .or(scan.value("pager"))
+        .map(|pager| Inner::Script {
+            code: pager.clone(),
+            via: super::Via::Maybe,
+            what: "the pager `man` runs".to_owned(),
+            posix: true,
+        })
+        .into_iter()
+        .collect()
+}
+
 /// The code an interpreter's command line runs; `None` when it is no interpreter.
 pub(super) fn input(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
     let language = name;
@@ -150,6 +211,10 @@ pub(super) fn input(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
     };
     match name {
         "pwsh" | "powershell" => return Some(powershell(argv)),
+        "vim" | "vi" | "nvim" | "ex" | "view" | "vimdiff" => return Some(editor(argv, "vim")),
+        "emacs" => return Some(editor(argv, "emacs")),
+        "less" => return Some(editor(argv, "less")),
+        "man" => return Some(man(argv)),
         "deno" => {
             let eval = argv.get(1).is_some_and(|a| a.text == "eval");
             return Some(argv.last().filter(|_| eval).map(code).into_iter().collect());
@@ -172,14 +237,17 @@ pub(super) fn input(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
     if !given.is_empty() {
         return Some(given);
     }
-    let from_file = scan.has("f") || scan.has("file");
+    let stdin = || Inner::CodeStdin {
+        language: language.to_owned(),
+    };
+    let what = format!("`{language}`");
+    if let Some(file) = scan.value("f").or(scan.value("file")) {
+        return Some(script_file(file, stdin(), what).into_iter().collect());
+    }
     match scan.operands.first() {
-        Some(first) if interpreter.operand_is_code && !from_file => Some(vec![code(first)]),
-        Some(first) if first.text != "-" => Some(Vec::new()), // a script file
-        _ if from_file => Some(Vec::new()),
-        _ => Some(vec![Inner::CodeStdin {
-            language: language.to_owned(),
-        }]),
+        Some(first) if interpreter.operand_is_code => Some(vec![code(first)]),
+        Some(file) => Some(script_file(file, stdin(), what).into_iter().collect()),
+        None => Some(vec![stdin()]),
     }
 }
 
@@ -218,17 +286,26 @@ fn sed(argv: &[Arg]) -> Vec<Inner> {
         .flat_map(|name| scan.options.iter().filter(move |o| o.name == *name))
         .filter_map(|o| o.value.as_ref())
         .collect();
+    let stdin = || Inner::CodeStdin {
+        language: "sed".to_owned(),
+    };
+    let files = ["f", "file"].iter().filter_map(|o| scan.value(o));
+    let mut out: Vec<Inner> = files
+        .filter_map(|f| script_file(f, stdin(), "`sed`".to_owned()))
+        .collect();
     if scripts.is_empty() && !scan.has("f") && !scan.has("file") {
         scripts.extend(scan.operands.first().copied());
     }
-    scripts
-        .into_iter()
-        .filter(|s| s.dynamic || sed_executes(&s.text))
-        .map(|s| Inner::Code {
-            language: "sed".to_owned(),
-            code: s.clone(),
-        })
-        .collect()
+    out.extend(
+        scripts
+            .into_iter()
+            .filter(|s| s.dynamic || sed_executes(&s.text))
+            .map(|s| Inner::Code {
+                language: "sed".to_owned(),
+                code: s.clone(),
+            }),
+    );
+    out
 }
 
 /// Whether a sed script has an `e` command or an `s` command with the `e` flag.

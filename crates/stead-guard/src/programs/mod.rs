@@ -61,12 +61,18 @@ const MAX_GUESSES: usize = 16;
 /// What `argv` runs besides itself. `lenient` is set when the command line is itself
 /// a guess, and then no further guessing is done; `also_known` names more programs a
 /// guess looks for (the declared restart commands).
-pub(crate) fn inner(argv: &[Arg], lenient: bool, also_known: &dyn Fn(&Arg) -> bool) -> Vec<Inner> {
+/// `from` is the command piping into it, if any.
+pub(crate) fn inner(
+    argv: &[Arg],
+    lenient: bool,
+    also_known: &dyn Fn(&Arg) -> bool,
+    from: Option<&str>,
+) -> Vec<Inner> {
     let Some(program) = argv.first() else {
         return Vec::new();
     };
     let name = basename(&program.text);
-    if let Some(inner) = wrappers::through(name, argv) {
+    if let Some(inner) = wrappers::through(name, argv, from) {
         return inner;
     }
     if let Some(inner) = shells::input(name, argv) {
@@ -134,6 +140,28 @@ fn guesses(argv: &[Arg], also_known: &dyn Fn(&Arg) -> bool) -> Vec<Inner> {
         }
     }
     out
+}
+
+/// Whether a path names standard input, or another descriptor the shell may have fed
+/// a here-document to (`/dev/stdin`, `/dev/fd/3`, `/proc/self/fd/0`, `-`).
+pub(crate) fn is_stdin_path(path: &str) -> bool {
+    let fd = |rest: &str| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit());
+    path == "-"
+        || path == "/dev/stdin"
+        || path.strip_prefix("/dev/fd/").is_some_and(fd)
+        || path.strip_prefix("/proc/self/fd/").is_some_and(fd)
+}
+
+/// What reading a script or code file means: the file itself is not read, but one that
+/// is standard input in disguise, or an expansion (`<(echo …)`), is.
+pub(crate) fn script_file(file: &Arg, stdin: Inner, what: String) -> Option<Inner> {
+    if file.dynamic {
+        return Some(Inner::Opaque(format!(
+            "the script `{}` that {what} runs",
+            file.text
+        )));
+    }
+    is_stdin_path(&file.text).then_some(stdin)
 }
 
 /// Words joined with spaces, as a command line: unknown if any word is.

@@ -3,7 +3,7 @@
 //! name counts, as do fish, csh, nu, xonsh and elvish, whose languages only resemble
 //! sh's; and `su`, `runuser`, `sg` and `capsh`, which hand a command to one.
 
-use super::{Inner, Via, joined};
+use super::{Inner, Via, joined, script_file};
 use crate::opts::{self, Spec};
 use crate::words::Arg;
 
@@ -85,7 +85,15 @@ pub(super) fn input(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
                         out.push(script(code, name, posix));
                     }
                 }
-                "rcfile" | "init-file" if value.is_none() => i += 1,
+                "rcfile" | "init-file" => {
+                    let file = value.or_else(|| {
+                        i += 1;
+                        argv.get(i - 1).cloned()
+                    });
+                    if let Some(file) = file {
+                        out.extend(script_file(&file, stdin_of(name), format!("`{name}`")));
+                    }
+                }
                 _ => {}
             }
         } else if let Some(flags) = text.strip_prefix(['-', '+']).filter(|f| !f.is_empty()) {
@@ -108,13 +116,20 @@ pub(super) fn input(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
     if command {
         out.extend(argv.get(i).map(|code| script(code.clone(), name, posix)));
     } else if stdin || i >= argv.len() {
-        out.push(Inner::ShellStdin {
-            via: Via::Always,
-            what: format!("what `{name}` reads on its standard input"),
-        });
+        out.push(stdin_of(name));
+    } else {
+        // A script file, which the guard does not read, unless it is standard input in
+        // disguise or an expansion.
+        out.extend(script_file(&argv[i], stdin_of(name), format!("`{name}`")));
     }
-    // Otherwise it runs a script file, which the guard does not read.
     Some(out)
+}
+
+fn stdin_of(name: &str) -> Inner {
+    Inner::ShellStdin {
+        via: Via::Always,
+        what: format!("what `{name}` reads on its standard input"),
+    }
 }
 
 fn script(code: Arg, name: &str, posix: bool) -> Inner {

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Inner, Via, joined};
+use super::{Inner, Via, joined, script_file};
 use crate::opts::{self, Spec};
 use crate::words::Arg;
 
@@ -18,8 +18,8 @@ static REPLACEMENT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\{[0-9]*[./#%^]*\}").expect("a valid pattern"));
 
 pub(super) const NAMES: &[&str] = &[
-    "find", "watch", "parallel", "ssh", "mosh", "tmux", "screen", "at", "batch", "script", "entr",
-    "git", "gdb",
+    "crontab", "make", "tar", "zip", "find", "watch", "parallel", "ssh", "mosh", "tmux", "screen",
+    "at", "batch", "script", "entr", "git", "gdb",
 ];
 
 pub(super) fn is_tool(name: &str) -> bool {
@@ -41,6 +41,10 @@ pub(super) fn input(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
         "entr" => entr(args),
         "git" => git(args),
         "gdb" => gdb(args),
+        "crontab" => crontab(args),
+        "make" => make(args),
+        "tar" => tar(args),
+        "zip" => zip(args),
         _ => return None,
     })
 }
@@ -126,17 +130,22 @@ fn parallel(args: &[Arg]) -> Vec<Inner> {
     }
     // Its replacement strings (`{}`, `{.}`, `{1}`) stand for its arguments: unknown
     // to the script, which reads them as a variable.
+    // Without one, they are appended to the command.
     let mut code = joined(&words);
-    code.text = REPLACEMENT
-        .replace_all(&code.text, regex::NoExpand("\"$PARALLEL_ARG\""))
-        .into_owned();
+    code.text = match REPLACEMENT.is_match(&code.text) {
+        true => REPLACEMENT
+            .replace_all(&code.text, regex::NoExpand("\"$PARALLEL_ARG\""))
+            .into_owned(),
+        false => format!("{} \"$PARALLEL_ARG\"", code.text),
+    };
     vec![shell(code, Via::Maybe, "the command `parallel` runs")]
 }
 
 const SSH: Spec = Spec::values("BbcDEeFIiJLlmOoPpQRSWw", &[]);
 
 /// `ssh [OPTIONS] HOST [COMMAND…]`: the command runs in the remote user's shell (which
-/// may be this machine's), as do `-o RemoteCommand=…` and `-o LocalCommand=…`.
+/// may be this machine's), as do `-o RemoteCommand=…` and `-o LocalCommand=…`; with no
+/// command, the remote shell reads ssh's standard input.
 fn ssh(args: &[Arg]) -> Vec<Inner> {
     let scan = opts::leading(args, &SSH);
     let mut out = Vec::new();
@@ -157,6 +166,11 @@ fn ssh(args: &[Arg]) -> Vec<Inner> {
     let command = args.get(scan.rest + 1..).unwrap_or_default();
     if !command.is_empty() {
         out.push(shell(joined(command), Via::Maybe, "the command `ssh` runs"));
+    } else if scan.rest < args.len() && !scan.has("N") {
+        out.push(Inner::ShellStdin {
+            via: Via::Maybe,
+            what: "what the shell `ssh` starts reads on its standard input".to_owned(),
+        });
     }
     out
 }
@@ -172,9 +186,10 @@ fn mosh(args: &[Arg]) -> Vec<Inner> {
     }
 }
 
-/// tmux: the shell command of `new-session`, `new-window`, `split-window`,
-/// `respawn-pane`, `run-shell`, `if-shell`, `display-popup`, and the keys `send-keys`
-/// types into a pane's shell.
+/// tmux: the shell commands of `new-session`, `new-window`, `split-window`,
+/// `respawn-pane`, `run-shell`, `if-shell`, `display-popup`, each argument read on its
+/// own (and as a tmux command, which `if-shell` takes), and the keys `send-keys` types
+/// into a pane's shell, read together.
 fn tmux(args: &[Arg]) -> Vec<Inner> {
     let words: Vec<Arg> = args
         .iter()
@@ -184,58 +199,74 @@ fn tmux(args: &[Arg]) -> Vec<Inner> {
             _ => a.clone(),
         })
         .collect();
-    if words.len() < 2 {
+    let Some((_, rest)) = words.split_first() else {
         return Vec::new();
+    };
+    let mut out = vec![shell(joined(rest), Via::Maybe, "the command `tmux` runs")];
+    for word in rest.iter().filter(|w| w.text.contains(' ')) {
+        out.push(shell(word.clone(), Via::Maybe, "a command `tmux` runs"));
+        if let Ok(split) = shell_words::split(&word.text) {
+            let mut nested = vec![Arg::literal("tmux")];
+            nested.extend(split.iter().map(|w| Arg {
+                text: w.clone(),
+                dynamic: word.dynamic,
+                ..Arg::default()
+            }));
+            out.push(Inner::Argv {
+                argv: nested,
+                via: Via::Maybe,
+            });
+        }
     }
-    vec![shell(
-        joined(&words[1..]),
-        Via::Maybe,
-        "the command `tmux` runs",
-    )]
+    out
 }
 
-/// screen: the command it starts, and what `-X stuff` types into a window (`\n` in
-/// it is the Enter key).
+/// screen: the command it starts (after its own options), and what `-X stuff` types
+/// into a window (`\n`, `\r`, `\015`, `^M` are the Enter key).
 fn screen(args: &[Arg]) -> Vec<Inner> {
     if let Some(at) = args.iter().position(|a| a.text == "stuff")
         && let Some(typed) = args.get(at + 1)
     {
+        let mut text = typed.text.clone();
+        for enter in ["\\n", "\\r", "\\015", "\\012", "^M", "^J", "\r"] {
+            text = text.replace(enter, "\n");
+        }
         let code = Arg {
-            text: typed
-                .text
-                .replace("\\n", "\n")
-                .replace("\\r", "\n")
-                .replace("^M", "\n"),
+            text,
             ..typed.clone()
         };
         return vec![shell(code, Via::Maybe, "what `screen` types into a window")];
     }
-    let words: Vec<Arg> = args
-        .iter()
-        .filter(|a| !a.text.starts_with('-'))
-        .cloned()
-        .collect();
-    if words.is_empty() {
+    let scan = opts::leading(args, &SCREEN);
+    let command = &args[scan.rest..];
+    if command.is_empty() || scan.has("X") || scan.has("r") || scan.has("x") || scan.has("ls") {
         return Vec::new();
     }
-    vec![shell(
-        joined(&words),
-        Via::Maybe,
-        "the command `screen` runs",
-    )]
-}
-
-/// `at TIME` and `batch` run the script on their standard input (or `-f FILE`).
-fn at(args: &[Arg]) -> Vec<Inner> {
-    let scan = opts::scan(args, &Spec::values("fqtm", &[]));
-    if scan.has("f") || scan.has("l") || scan.has("d") || scan.has("r") || scan.has("c") {
-        return Vec::new();
-    }
-    vec![Inner::ShellStdin {
+    vec![Inner::Argv {
+        argv: command.to_vec(),
         via: Via::Maybe,
-        what: "the script `at` is given".to_owned(),
     }]
 }
+
+/// `at TIME` and `batch` run the script on their standard input, or in `-f FILE`.
+fn at(args: &[Arg]) -> Vec<Inner> {
+    let scan = opts::scan(args, &Spec::values("fqtm", &[]));
+    if ["l", "d", "r", "c"].iter().any(|o| scan.has(o)) {
+        return Vec::new();
+    }
+    let stdin = Inner::ShellStdin {
+        via: Via::Maybe,
+        what: "the script `at` is given".to_owned(),
+    };
+    match scan.value("f") {
+        Some(file) => script_file(file, stdin, "`at`".to_owned())
+            .into_iter()
+            .collect(),
+        None => vec![stdin],
+    }
+}
+
+const SCREEN: Spec = Spec::values("cehpStTsXRrx", &["ls", "list"]);
 
 const SCRIPT: Spec = Spec::values(
     "cEIOBT",
@@ -249,13 +280,128 @@ const SCRIPT: Spec = Spec::values(
     ],
 );
 
-/// `script -c COMMAND [FILE]`; without `-c` it starts an interactive shell.
+/// `script -c COMMAND [FILE]`; without `-c` it starts a shell reading its standard
+/// input.
 fn script(args: &[Arg]) -> Vec<Inner> {
     let scan = opts::scan(args, &SCRIPT);
     match scan.value("c").or_else(|| scan.value("command")) {
         Some(code) => vec![shell(code.clone(), Via::Maybe, "the command `script` runs")],
-        None => Vec::new(),
+        None => vec![Inner::ShellStdin {
+            via: Via::Maybe,
+            what: "what the shell `script` starts reads on its standard input".to_owned(),
+        }],
     }
+}
+
+/// `crontab [-] | crontab FILE`: installs commands that run later; each line of what it
+/// is given is a schedule and a shell command. A file is not read.
+fn crontab(args: &[Arg]) -> Vec<Inner> {
+    let scan = opts::scan(args, &Spec::values("u", &[]));
+    if ["l", "r", "e", "i", "V"].iter().any(|o| scan.has(o)) {
+        return Vec::new();
+    }
+    let stdin = Inner::ShellStdin {
+        via: Via::Maybe,
+        what: "the commands given to `crontab`".to_owned(),
+    };
+    match scan.operands.first() {
+        Some(file) => script_file(file, stdin, "`crontab`".to_owned())
+            .into_iter()
+            .collect(),
+        None => vec![stdin],
+    }
+}
+
+/// `make -f FILE`: a makefile's recipes are shell commands; one on standard input, or
+/// in an expansion, is read as code.
+fn make(args: &[Arg]) -> Vec<Inner> {
+    let scan = opts::scan(
+        args,
+        &Spec::values(
+            "fCIjlo",
+            &[
+                "file",
+                "makefile",
+                "directory",
+                "include-dir",
+                "jobs",
+                "eval",
+            ],
+        ),
+    );
+    let stdin = || Inner::CodeStdin {
+        language: "make".to_owned(),
+    };
+    let mut out: Vec<Inner> = ["f", "file", "makefile"]
+        .iter()
+        .filter_map(|o| scan.value(o))
+        .filter_map(|f| script_file(f, stdin(), "`make`".to_owned()))
+        .collect();
+    out.extend(scan.value("eval").map(|code| Inner::Code {
+        language: "make".to_owned(),
+        code: code.clone(),
+    }));
+    out
+}
+
+/// tar's commands: `--checkpoint-action=exec=…`, `--to-command`, `--use-compress-program`
+/// (`-I`), `--info-script` and `--new-volume-script` (`-F`).
+fn tar(args: &[Arg]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let text = args[i].text.as_str();
+        let (option, inline) = match text.split_once('=') {
+            Some((option, value)) => (option, Some(value)),
+            None => (text, None),
+        };
+        let takes = matches!(
+            option,
+            "--checkpoint-action"
+                | "--to-command"
+                | "--use-compress-program"
+                | "--info-script"
+                | "--new-volume-script"
+                | "-I"
+                | "-F"
+        );
+        if takes {
+            let value = match inline {
+                Some(value) => Some(value.to_owned()),
+                None => {
+                    i += 1;
+                    args.get(i).map(|a| a.text.clone())
+                }
+            };
+            if let Some(value) = value {
+                let code = value.strip_prefix("exec=").unwrap_or(&value);
+                let code = Arg {
+                    text: code.to_owned(),
+                    dynamic: args[i.min(args.len() - 1)].dynamic,
+                    ..Arg::default()
+                };
+                out.push(shell(code, Via::Maybe, "a command `tar` runs"));
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `zip -TT COMMAND` (`--unzip-command`): the command it tests the archive with.
+fn zip(args: &[Arg]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    for (at, arg) in args.iter().enumerate() {
+        let code = match arg.text.as_str() {
+            "-TT" | "--unzip-command" => args.get(at + 1).cloned(),
+            text => text.strip_prefix("--unzip-command=").map(|code| Arg {
+                text: code.to_owned(),
+                ..arg.clone()
+            }),
+        };
+        out.extend(code.map(|code| shell(code, Via::Maybe, "the command `zip` tests with")));
+    }
+    out
 }
 
 /// `entr [-s] COMMAND…`: with `-s` the command is run by a shell.
@@ -290,6 +436,9 @@ fn runs_command(key: &str) -> bool {
         "diff.external",
         "gpg.program",
         "credential.helper",
+        "core.askpass",
+        "core.alternaterefscommand",
+        "uploadpack.packobjectshook",
     ]
     .contains(&key.as_str())
         || [
@@ -354,6 +503,24 @@ fn git(args: &[Arg]) -> Vec<Inner> {
         }
     }
     let rest = &args[scan.rest..];
+    // A remote of the `ext::` transport is a command git runs: its words split on
+    // spaces, `% ` a space within a word, `%%` a percent sign.
+    for remote in rest.iter().filter(|a| a.text.starts_with("ext::")) {
+        let argv = ext_words(&remote.text["ext::".len()..])
+            .into_iter()
+            .map(|word| Arg {
+                text: word,
+                dynamic: remote.dynamic,
+                ..Arg::default()
+            })
+            .collect::<Vec<_>>();
+        if !argv.is_empty() {
+            out.push(Inner::Argv {
+                argv,
+                via: Via::Maybe,
+            });
+        }
+    }
     let Some((sub, rest)) = rest.split_first() else {
         return out;
     };
@@ -414,6 +581,36 @@ fn git(args: &[Arg]) -> Vec<Inner> {
         _ => {}
     }
     out
+}
+
+/// The words of an `ext::` remote's command.
+fn ext_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => match chars.next() {
+                Some(' ') => word.push(' '),
+                Some('%') => word.push('%'),
+                Some(other) => {
+                    word.push('%');
+                    word.push(other);
+                }
+                None => word.push('%'),
+            },
+            ' ' => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 /// gdb: the commands of `-ex` (which can run shell commands) and the program of

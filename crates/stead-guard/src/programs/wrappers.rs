@@ -396,8 +396,9 @@ pub(super) fn is_wrapper(name: &str) -> bool {
     names().any(|n| n == name)
 }
 
-/// What a wrapper runs; `None` when `name` is not a wrapper.
-pub(super) fn through(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
+/// What a wrapper runs; `None` when `name` is not a wrapper. `from` is the command
+/// piping into it, whose output `xargs` turns into words.
+pub(super) fn through(name: &str, argv: &[Arg], from: Option<&str>) -> Option<Vec<Inner>> {
     let wrapper = WRAPPERS.iter().find(|w| w.names.contains(&name))?;
     let scan = opts::leading(&argv[1..], &wrapper.spec);
     if wrapper.no_command.iter().chain(HELP).any(|o| scan.has(o)) {
@@ -412,9 +413,23 @@ pub(super) fn through(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
         {
             Via::Always
         }
+        // In the background, its exit status is 0 at once.
+        "sudo" if scan.has("b") || scan.has("background") => Via::Maybe,
         _ => wrapper.via,
     };
     let mut out = Vec::new();
+    // `sudo -s`, `sudo -i` and `doas -s` with no command start a shell on stdin.
+    let shell = match name {
+        "sudo" => ["s", "shell", "i", "login"].iter().any(|o| scan.has(o)),
+        "doas" => scan.has("s"),
+        _ => false,
+    };
+    if shell && argv.len() <= 1 + scan.rest {
+        return Some(vec![Inner::ShellStdin {
+            via,
+            what: format!("what the shell of `{name}` reads on its standard input"),
+        }]);
+    }
     for script in wrapper.scripts {
         if let Some(code) = scan.value(script) {
             out.push(Inner::Script {
@@ -461,8 +476,11 @@ pub(super) fn through(name: &str, argv: &[Arg]) -> Option<Vec<Inner>> {
         if command.is_empty() {
             command.push(Arg::literal("echo"));
         }
-        // The words xargs reads from its input end its command: unknown here.
-        command.push(Arg::unknown("(the input of xargs)"));
+        // The words xargs reads from its input end its command: unknown here, but
+        // traceable to the command piping them (`pgrep -u me | xargs kill`).
+        let mut input = Arg::unknown("(the input of xargs)");
+        input.subs.extend(from.map(str::to_owned));
+        command.push(input);
     }
     if !command.is_empty() {
         out.push(Inner::Argv { argv: command, via });

@@ -10,12 +10,6 @@ use crate::services::Guarded;
 use crate::shell;
 use crate::words::{Arg, basename};
 
-const KILL: Spec = Spec {
-    short_values: "sn",
-    signals: true,
-    ..Spec::FLAGS
-};
-
 const PGREP: Spec = Spec {
     short_values: "gGOPstuUFrqd",
     long_values: &[
@@ -64,33 +58,51 @@ fn signal<'a>(scan: &'a Scan<'_>) -> Option<&'a str> {
         .map(|v| v.text.as_str())
 }
 
-fn only_probes(scan: &Scan<'_>) -> bool {
-    matches!(signal(scan), Some("0" | "SIG0"))
+fn harmless_scan(scan: &Scan<'_>) -> bool {
+    signal(scan).is_some_and(harmless)
 }
 
-/// `kill [-SIG] PID…`: a pid from `$(pgrep NAME)` or `$(pidof NAME)` is the service's;
-/// a pid the guard cannot trace (`$PID`, `$(cat pidfile)`) is unsure; a number or a job
-/// (`%1`, `$!`: the shell's own children) is not; `-1` is every process.
+/// Signals that end or stop nothing: 0 only asks whether a process exists, and the
+/// default action of CONT, CHLD, URG and WINCH is to continue or to ignore.
+pub(super) fn harmless(signal: &str) -> bool {
+    let name = signal.trim_start_matches("SIG").to_ascii_uppercase();
+    matches!(
+        name.as_str(),
+        "0" | "CONT" | "CHLD" | "CLD" | "URG" | "WINCH"
+    )
+}
+
+/// `kill [-SIG | -s SIG | -n NUM] [--] PID…`: a pid from `$(pgrep NAME)` or `$(pidof
+/// NAME)` is the service's; a pid the guard cannot trace (`$PID`, `$(cat pidfile)`) is
+/// unsure; a number or a job (`%1`, `$!`: the shell's own children) is not; `-1` is
+/// every process, and `-PID` a process group, as a server's own pid is.
 pub(super) fn kill(args: &[Arg], service: &Guarded) -> Option<Found> {
-    let scan = opts::scan(args, &KILL);
-    if scan.has("l") || scan.has("L") || scan.asks_help() || only_probes(&scan) {
+    let mut rest = args;
+    let mut signal = None;
+    match rest.first().map(|a| a.text.as_str()) {
+        Some("-l" | "-L" | "--help" | "--list" | "--table") => return None,
+        Some("-s" | "-n") => {
+            signal = rest.get(1).map(|a| a.text.clone());
+            rest = rest.get(2..).unwrap_or_default();
+        }
+        Some(first) if first.starts_with('-') && first != "--" && first.len() > 1 => {
+            signal = Some(first[1..].to_owned());
+            rest = &rest[1..];
+        }
+        _ => {}
+    }
+    if rest.first().is_some_and(|a| a.text == "--") {
+        rest = &rest[1..];
+    }
+    if signal.as_deref().is_some_and(harmless) {
         return None;
     }
-    // After the signal, `-N` is a process group, and `-1` every process.
-    let groups = scan
-        .options
-        .iter()
-        .filter(|o| matches!(o.name.as_str(), "signal" | "s" | "n"))
-        .skip(1)
-        .filter(|o| o.name == "signal");
-    let every = groups
-        .filter_map(|o| o.value.as_ref())
-        .any(|v| v.text == "1")
-        || scan.operands.iter().any(|p| p.text == "-1");
-    if every {
-        return Some(Found::all(Act::Kill, EVERY_PROCESS));
-    }
-    let seen = scan.operands.iter().fold(Seen::No, |seen, pid| {
+    let mut seen = Seen::No;
+    for pid in rest {
+        let number = pid.text.strip_prefix('-').unwrap_or(&pid.text);
+        if !pid.dynamic && number.parse::<i64>() == Ok(1) && pid.text.starts_with('-') {
+            return Some(Found::all(Act::Kill, EVERY_PROCESS));
+        }
         let this = if !pid.subs.is_empty() {
             pid.subs
                 .iter()
@@ -100,19 +112,24 @@ pub(super) fn kill(args: &[Arg], service: &Guarded) -> Option<Found> {
         } else {
             Seen::No
         };
-        seen.or(this)
-    });
+        seen = seen.or(this);
+    }
     Some(Found::new(seen, Act::Kill))
 }
 
 /// `pkill` (and `pgrep`, which selects the same processes).
 pub(super) fn pkill(args: &[Arg], service: &Guarded) -> Option<Found> {
     let scan = opts::scan(args, &PGREP);
-    if scan.asks_help() || scan.has("V") || only_probes(&scan) {
+    if scan.asks_help() || scan.has("V") || harmless_scan(&scan) {
         return None;
     }
     let user = ["u", "U", "euid", "uid"].iter().any(|o| scan.has(o));
-    if scan.operands.is_empty() && user {
+    // The children of pid 1 are every daemon, services among them.
+    let orphans = scan
+        .value("P")
+        .or(scan.value("parent"))
+        .is_some_and(|p| p.text.split(',').any(|pid| pid.trim() == "1"));
+    if scan.operands.is_empty() && (user || orphans) {
         return Some(Found::all(Act::Kill, EVERY_PROCESS));
     }
     Some(Found::new(selects(&scan, service)?, Act::Kill))
@@ -146,7 +163,11 @@ fn selects(scan: &Scan<'_>, service: &Guarded) -> Option<Seen> {
 /// `killall NAME…` (exact names, or with `-r` patterns), and `killall -u USER` alone.
 pub(super) fn killall(args: &[Arg], service: &Guarded) -> Option<Found> {
     let scan = opts::scan(args, &KILLALL);
-    if scan.has("l") || scan.has("list") || scan.has("V") || scan.asks_help() || only_probes(&scan)
+    if scan.has("l")
+        || scan.has("list")
+        || scan.has("V")
+        || scan.asks_help()
+        || harmless_scan(&scan)
     {
         return None;
     }

@@ -14,6 +14,14 @@ pub(super) fn launchctl(args: &[crate::words::Arg], service: &Guarded) -> Option
         // running one alone.
         "kickstart" if scan.has("k") => Act::Restart,
         "bootout" | "unload" | "stop" | "remove" => Act::Stop,
+        "kill"
+            if scan
+                .operands
+                .first()
+                .is_some_and(|s| super::kill::harmless(&s.text)) =>
+        {
+            return None;
+        }
         "kill" => Act::Kill,
         "reboot" => return Some(Found::all(Act::Stop, "it stops every launchd job")),
         _ => return None,

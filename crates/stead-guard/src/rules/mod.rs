@@ -125,6 +125,10 @@ pub(crate) const PROGRAMS: &[&str] = &[
     "podman-compose",
     "brew",
     "initctl",
+    "busctl",
+    "gdbus",
+    "dbus-send",
+    "qdbus",
     "launchctl",
     "shutdown",
     "reboot",
@@ -175,6 +179,7 @@ pub(crate) fn hits<'g>(argv: &[Arg], guarded: &'g [Guarded], socket: Option<&str
             "docker" | "podman" | "nerdctl" => units::container(args, service),
             "docker-compose" | "podman-compose" => units::compose(args, service),
             "brew" => units::brew(args, service),
+            "busctl" | "gdbus" | "dbus-send" | "qdbus" => units::dbus(args, service),
             "initctl" => units::upstart(args, service),
             "launchctl" => launchd::launchctl(args, service),
             "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" | "kexec"
@@ -185,7 +190,7 @@ pub(crate) fn hits<'g>(argv: &[Arg], guarded: &'g [Guarded], socket: Option<&str
             "skill" => kill::skill(args, service),
             "fuser" => kill::fuser(args),
             "start-stop-daemon" => kill::start_stop_daemon(args, service),
-            "stead" if service.is_stead() => stead::stop(argv),
+            "stead" => stead::command(argv, service),
             "socat" | "nc" | "ncat" | "netcat" | "websocat" | "curl" if service.is_stead() => {
                 stead::socket(args, socket)
             }

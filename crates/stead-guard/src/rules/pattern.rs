@@ -4,7 +4,11 @@
 //! of its process (`stead serve`, `/usr/local/bin/web-server`) or names the process as
 //! a word of its own.
 
-use regex::RegexBuilder;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use regex::bytes::{Regex, RegexBuilder};
+use regex_syntax::ast::{self, Ast};
 
 use crate::services::Guarded;
 use crate::words::Arg;
@@ -30,22 +34,89 @@ pub(super) fn selects(pattern: &Arg, service: &Guarded, mode: Mode) -> Option<bo
     if pattern.dynamic {
         return None;
     }
-    let source = match mode.exact {
-        true => format!("^(?:{})$", pattern.text),
-        false => pattern.text.clone(),
-    };
-    let regex = RegexBuilder::new(&source)
-        .case_insensitive(mode.fold)
-        .size_limit(SIZE_LIMIT)
-        .build()
-        .ok()?;
+    let regex = compiled(&pattern.text, mode)?;
     let hit = service.processes.iter().any(|process| {
         candidates(process, service.is_stead(), mode.full)
             .iter()
-            .any(|line| regex.is_match(line))
+            .any(|line| regex.is_match(line.as_bytes()))
             || (mode.full && names_word(&pattern.text, process, mode.fold))
     });
     Some(hit)
+}
+
+/// The longest repetition the guard compiles: longer than any line it compares a
+/// pattern with, so a longer one matches exactly the same lines, and the engine does
+/// not reject `\w{1,1000}` (which pkill accepts, and which matches every process).
+const MAX_REPEAT: u32 = 256;
+
+/// How many compiled patterns one reading keeps.
+const CACHED: usize = 256;
+
+thread_local! {
+    /// Patterns compiled so far: a command may name one pattern for every service.
+    static COMPILED: RefCell<HashMap<(String, bool, bool), Option<Regex>>> =
+        RefCell::new(HashMap::new());
+}
+
+/// A pkill pattern compiled as pkill reads it (extended, on bytes; anchored with
+/// `-x`, folded with `-i`), with its repetitions capped.
+fn compiled(pattern: &str, mode: Mode) -> Option<Regex> {
+    let key = (pattern.to_owned(), mode.exact, mode.fold);
+    if let Some(known) = COMPILED.with(|c| c.borrow().get(&key).cloned()) {
+        return known;
+    }
+    let source = match mode.exact {
+        true => format!("^(?:{pattern})$"),
+        false => pattern.to_owned(),
+    };
+    let regex = capped(&source).and_then(|source| {
+        RegexBuilder::new(&source)
+            .case_insensitive(mode.fold)
+            .unicode(false)
+            .size_limit(SIZE_LIMIT)
+            .build()
+            .ok()
+    });
+    COMPILED.with(|c| {
+        let mut cache = c.borrow_mut();
+        if cache.len() >= CACHED {
+            cache.clear();
+        }
+        cache.insert(key, regex.clone());
+    });
+    regex
+}
+
+/// The pattern with every counted repetition capped at [`MAX_REPEAT`].
+fn capped(pattern: &str) -> Option<String> {
+    let mut parsed = ast::parse::Parser::new().parse(pattern).ok()?;
+    cap(&mut parsed);
+    let mut out = String::new();
+    ast::print::Printer::new().print(&parsed, &mut out).ok()?;
+    Some(out)
+}
+
+fn cap(node: &mut Ast) {
+    match node {
+        Ast::Repetition(repetition) => {
+            if let ast::RepetitionKind::Range(range) = &mut repetition.op.kind {
+                match range {
+                    ast::RepetitionRange::Exactly(n) | ast::RepetitionRange::AtLeast(n) => {
+                        *n = (*n).min(MAX_REPEAT);
+                    }
+                    ast::RepetitionRange::Bounded(m, n) => {
+                        *m = (*m).min(MAX_REPEAT);
+                        *n = (*n).min(MAX_REPEAT);
+                    }
+                }
+            }
+            cap(&mut repetition.ast);
+        }
+        Ast::Group(group) => cap(&mut group.ast),
+        Ast::Alternation(alternation) => alternation.asts.iter_mut().for_each(cap),
+        Ast::Concat(concat) => concat.asts.iter_mut().for_each(cap),
+        _ => {}
+    }
 }
 
 /// What pkill compares a pattern with for this process.

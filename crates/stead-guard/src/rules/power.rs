@@ -6,7 +6,8 @@ use crate::words::Arg;
 
 pub(super) fn power(program: &str, args: &[Arg]) -> Option<Found> {
     let has = |flags: &[&str]| args.iter().any(|a| flags.contains(&a.text.as_str()));
-    if has(&["--help", "-h", "--version"]) {
+    // `-h` is no help here: `shutdown -h` halts, `halt -h` too on sysvinit.
+    if has(&["--help", "--version"]) {
         return None;
     }
     match program {

@@ -1,14 +1,42 @@
-//! stead's own stop: `stead stop`, and its protocol's `stop` written to its socket by
-//! another program.
+//! stead's own commands that cut: `stead stop`, `stead restart --force` (which does
+//! not wait), and the protocol's `stop` written to its socket by another program.
+
+use stead_protocol::STEAD_SERVICE;
 
 use super::{Act, Found, Seen};
+use crate::opts::{self, Spec};
+use crate::services::Guarded;
 use crate::stead_cmd;
 use crate::words::Arg;
 
-/// `stead [--state-dir DIR] stop`, unless it only asks for help.
-pub(super) fn stop(argv: &[Arg]) -> Option<Found> {
+/// `stead [--state-dir DIR] stop` for stead itself, `stead restart [--service S]
+/// --force` for the service restarted; neither when it only asks for help.
+pub(super) fn command(argv: &[Arg], service: &Guarded) -> Option<Found> {
     let (sub, rest) = stead_cmd::subcommand(argv)?;
-    (sub == "stop" && !stead_cmd::asks_help(rest)).then(|| Found::new(Seen::Yes, Act::Stop))
+    if stead_cmd::asks_help(rest) {
+        return None;
+    }
+    match sub {
+        "stop" if service.is_stead() => Some(Found::new(Seen::Yes, Act::Stop)),
+        "restart" => {
+            let scan = opts::scan(
+                rest,
+                &Spec::values("", &["service", "timeout", "state-dir"]),
+            );
+            if !scan.has("force") {
+                return None;
+            }
+            let target = scan
+                .value("service")
+                .map_or(STEAD_SERVICE, |s| s.text.as_str());
+            (target == service.name).then_some(Found {
+                seen: Seen::Yes,
+                act: Act::Restart,
+                because: Some("`--force` restarts without waiting for the gate"),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// A program talking to stead's socket (`socat - UNIX-CONNECT:…/stead.sock`,

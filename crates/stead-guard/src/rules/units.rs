@@ -73,14 +73,15 @@ pub(super) fn systemctl(args: &[Arg], service: &Guarded) -> Option<Found> {
         | "try-restart"
         | "reload-or-restart"
         | "try-reload-or-restart"
+        | "reload-or-try-restart"
         | "condrestart"
         | "force-reload" => Act::Restart,
-        "stop" | "freeze" => Act::Stop,
+        "stop" | "condstop" | "freeze" => Act::Stop,
         "kill"
             if scan
                 .value("s")
                 .or(scan.value("signal"))
-                .is_some_and(|s| s.text == "0") =>
+                .is_some_and(|s| super::kill::harmless(&s.text)) =>
         {
             return None;
         }
@@ -107,10 +108,24 @@ pub(super) fn systemctl(args: &[Arg], service: &Guarded) -> Option<Found> {
             "the target it starts stops every service",
         ));
     }
+    if units.iter().any(|u| holds_services(&u.text)) {
+        return Some(Found::all(
+            act,
+            "it takes a slice or a service manager, with every unit in it",
+        ));
+    }
     Some(Found::new(
         Seen::any(units.iter().copied(), |u| Some(names_unit(u, service))),
         act,
     ))
+}
+
+/// Units that hold others: a slice, a user's service manager (`user@1000.service`), a
+/// session's scope.
+fn holds_services(unit: &str) -> bool {
+    unit.ends_with(".slice")
+        || (unit.starts_with("user@") && unit.ends_with(".service"))
+        || unit.ends_with(".scope")
 }
 
 fn is_mass_target(unit: &Arg) -> bool {
@@ -143,13 +158,17 @@ fn names_service(name: &str, service: &Guarded) -> bool {
 
 /// `service NAME VERB`, `invoke-rc.d NAME VERB`, `rc-service NAME VERB`.
 pub(super) fn sysv(args: &[Arg], service: &Guarded) -> Option<Found> {
-    let scan = opts::scan(args, &Spec::FLAGS);
-    let [name, verb, ..] = scan.operands.as_slice() else {
-        return None;
+    // Options come before the name; the verb is the word after it, whatever it looks
+    // like (`service web --full-restart`), and `--full-restart` may come first too.
+    let at = args.iter().position(|a| !a.text.starts_with('-'))?;
+    let name = &args[at];
+    let act = match args.get(at + 1) {
+        Some(verb) => sysv_act(&verb.text)?,
+        None if args[..at].iter().any(|a| a.text == "--full-restart") => Act::Restart,
+        None => return None,
     };
-    let act = sysv_act(&verb.text)?;
     Some(Found::new(
-        Seen::any([*name], |n| Some(names_service(&n.text, service))),
+        Seen::any([name], |n| Some(names_service(&n.text, service))),
         act,
     ))
 }
@@ -258,9 +277,9 @@ pub(super) fn pm2(args: &[Arg], service: &Guarded) -> Option<Found> {
         "restart" | "reload" | "gracefulReload" => Act::Restart,
         "stop" | "delete" | "del" => Act::Stop,
         "kill" => {
-            return Some(Found::new(
-                Seen::Unsure("every process pm2 manages".to_owned()),
+            return Some(Found::all(
                 Act::Kill,
+                "it ends pm2 and every process it manages",
             ));
         }
         _ => return None,
@@ -330,13 +349,14 @@ pub(super) fn compose(args: &[Arg], service: &Guarded) -> Option<Found> {
         ),
     );
     let (verb, rest) = args[scan.rest..].split_first()?;
+    let scan = opts::scan(rest, &Spec::values("ts", &["timeout", "signal"]));
     let act = match verb.text.as_str() {
         "restart" => Act::Restart,
+        "up" if scan.has("force-recreate") => Act::Restart,
         "stop" | "down" | "pause" => Act::Stop,
         "kill" | "rm" => Act::Kill,
         _ => return None,
     };
-    let scan = opts::scan(rest, &Spec::values("ts", &["timeout", "signal"]));
     if scan.operands.is_empty() {
         return Some(Found::new(
             Seen::Unsure("every service of the compose project".to_owned()),
@@ -398,4 +418,50 @@ pub(super) fn upstart(args: &[Arg], service: &Guarded) -> Option<Found> {
         }),
         act,
     ))
+}
+
+/// The manager's methods over D-Bus (`busctl call`, `gdbus call`, `dbus-send`):
+/// `RestartUnit`, `StopUnit`, `KillUnit`, … with the unit among the arguments, and the
+/// manager's own `Reboot`, `PowerOff`, `Halt`, `KExec`, `Exit`.
+pub(super) fn dbus(args: &[Arg], service: &Guarded) -> Option<Found> {
+    let method = args.iter().find_map(|a| {
+        let name = a.text.rsplit('.').next()?;
+        dbus_act(name).map(|act| (name, act))
+    });
+    let (name, act) = method?;
+    if matches!(
+        name,
+        "Reboot" | "PowerOff" | "Halt" | "KExec" | "Exit" | "SoftReboot"
+    ) {
+        return Some(Found::all(
+            Act::Stop,
+            "it asks the service manager to stop everything",
+        ));
+    }
+    let units = args.iter().map(|a| {
+        let text = a.text.strip_prefix("string:").unwrap_or(&a.text);
+        Arg {
+            text: text.to_owned(),
+            ..a.clone()
+        }
+    });
+    let units: Vec<Arg> = units.collect();
+    Some(Found::new(
+        Seen::any(units.iter().filter(|u| u.text.contains('.')), |u| {
+            Some(names_unit(u, service) || holds_services(&u.text))
+        }),
+        act,
+    ))
+}
+
+fn dbus_act(method: &str) -> Option<Act> {
+    match method {
+        "RestartUnit" | "TryRestartUnit" | "ReloadOrRestartUnit" | "ReloadOrTryRestartUnit" => {
+            Some(Act::Restart)
+        }
+        "StopUnit" | "FreezeUnit" => Some(Act::Stop),
+        "KillUnit" => Some(Act::Kill),
+        "Reboot" | "PowerOff" | "Halt" | "KExec" | "Exit" | "SoftReboot" => Some(Act::Stop),
+        _ => None,
+    }
 }

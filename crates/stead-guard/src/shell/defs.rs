@@ -103,8 +103,8 @@ impl Walker<'_> {
             lenient,
             ..scope.unsure()
         };
-        let proven = self.compound(&body.0, inner);
-        self.redirects(body.1.as_ref(), inner);
+        let stdin = self.redirects(body.1.as_ref(), inner);
+        let proven = self.compound(&body.0, inner.fed(&stdin));
         self.vars.leave();
         self.defs.readings.insert(reading, proven.clone());
         proven

@@ -21,7 +21,7 @@ use brush_parser::ast::{
 };
 
 use crate::limits;
-use crate::stead_cmd::{Gates, StateDirs};
+use crate::stead_cmd::{Gates, Protected};
 use crate::words::{self, Arg, Vars};
 use defs::Defs;
 use source::Source;
@@ -60,7 +60,7 @@ pub(crate) enum Event {
 
 /// What the walk needs to know besides the command.
 pub(crate) struct Context<'a> {
-    pub dirs: &'a StateDirs,
+    pub dirs: &'a Protected,
     /// Program names of the declared restart commands, which a guess about an unknown
     /// program looks for among its arguments.
     pub restart_programs: Vec<String>,
@@ -73,7 +73,7 @@ pub(crate) struct Context<'a> {
 
 impl<'a> Context<'a> {
     /// A context that knows only the ledger: no restart programs, no redefinition.
-    pub fn bare(dirs: &'a StateDirs, max_substitutions: usize) -> Self {
+    pub fn bare(dirs: &'a Protected, max_substitutions: usize) -> Self {
         Context {
             dirs,
             restart_programs: Vec::new(),
@@ -110,9 +110,12 @@ pub(crate) fn walk(script: &str, ctx: &Context<'_>) -> Result<Walk, String> {
         sources: 0,
         parse_budget: limits::parse_budget(script.len()),
         limit: None,
+        established: Gates::new(),
+        negated: Gates::new(),
     };
     let source = walker.source(script.to_owned());
     let gated = Gates::new();
+    let stdin = Stdin::default();
     let scope = Scope {
         source: &source,
         gated: &gated,
@@ -120,7 +123,7 @@ pub(crate) fn walk(script: &str, ctx: &Context<'_>) -> Result<Walk, String> {
         certain: true,
         lenient: false,
         at_start: true,
-        piped: false,
+        stdin: &stdin,
         calls: 0,
     };
     walker.program(&program, scope);
@@ -138,7 +141,7 @@ pub(crate) fn walk(script: &str, ctx: &Context<'_>) -> Result<Walk, String> {
 /// The simple commands of a script as written, without variables: for reading a
 /// declared restart command or a `$(pgrep …)`. `None` when it does not parse.
 pub(crate) fn commands(script: &str) -> Option<Vec<Vec<Arg>>> {
-    let dirs = StateDirs::default();
+    let dirs = Protected::default();
     let walk = walk(script, &Context::bare(&dirs, limits::MIN_SUBSTITUTIONS)).ok()?;
     let commands = walk.events.into_iter().filter_map(|e| match e {
         Event::Command {
@@ -192,6 +195,18 @@ pub(crate) fn parse(script: &str, max_substitutions: usize) -> Result<ast::Progr
     }
 }
 
+/// What a command reads on standard input.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Stdin {
+    /// Here-documents and here-strings, as the shell feeds them.
+    pub docs: Vec<String>,
+    /// Something else: a pipe, a file, a process substitution, another descriptor.
+    pub unknown: bool,
+    /// The command piping into it, when that is one simple command (`pgrep -u me |
+    /// xargs kill`).
+    pub from: Option<String>,
+}
+
 /// Where the walk is.
 #[derive(Clone, Copy)]
 struct Scope<'a> {
@@ -206,8 +221,8 @@ struct Scope<'a> {
     lenient: bool,
     /// The very first command of the whole command line.
     at_start: bool,
-    /// Its standard input comes from a pipe or something else the guard cannot read.
-    piped: bool,
+    /// What it reads on standard input.
+    stdin: &'a Stdin,
     /// How many function calls deep.
     calls: usize,
 }
@@ -218,6 +233,14 @@ impl<'a> Scope<'a> {
         'a: 'b,
     {
         Scope { gated, ..self }
+    }
+
+    /// With this standard input.
+    fn fed<'b>(self, stdin: &'b Stdin) -> Scope<'b>
+    where
+        'a: 'b,
+    {
+        Scope { stdin, ..self }
     }
 
     /// Somewhere that may not run, or not in this shell.
@@ -251,6 +274,12 @@ struct Walker<'c> {
     /// How many more bytes of nested scripts may be parsed.
     parse_budget: usize,
     limit: Option<String>,
+    /// What the statement just walked establishes for everything after it in its list
+    /// (`stead gate || exit`, `until stead gate; do …; done`), whatever its status.
+    established: Gates,
+    /// The gates of a negated lone command just walked (`! stead gate`): what its
+    /// failure proves.
+    negated: Gates,
 }
 
 impl Walker<'_> {
@@ -317,117 +346,224 @@ impl Walker<'_> {
         }
     }
 
+    /// Walks a script, line by line: what one line establishes holds for the next.
     fn program(&mut self, program: &ast::Program, scope: Scope<'_>) -> Gates {
         let mut proven = Gates::new();
+        let mut established = Gates::new();
         for (at, list) in program.complete_commands.iter().enumerate() {
-            let scope = Scope {
+            let gated: Gates = scope.gated.union(&established).cloned().collect();
+            let line = Scope {
                 at_start: scope.at_start && at == 0,
-                ..scope
+                ..scope.with(&gated)
             };
-            proven = self.list(list, scope);
+            proven = self.list(list, line);
+            established.extend(std::mem::take(&mut self.established));
         }
+        self.established = established;
         proven
     }
 
-    /// Walks a list; returns the gates its success proves (those of its last item).
+    /// Walks a list; returns the gates its success proves (those of its last item). A
+    /// statement that can only complete once a gate passed (`stead gate || exit`)
+    /// gates everything after it, and the list as a whole establishes that.
     fn list(&mut self, list: &ast::CompoundList, scope: Scope<'_>) -> Gates {
         let mut proven = Gates::new();
+        let mut established = Gates::new();
+        let mut negated = Gates::new();
         for (at, ast::CompoundListItem(and_or, separator)) in list.0.iter().enumerate() {
+            let gated: Gates = scope.gated.union(&established).cloned().collect();
             let mut item = Scope {
                 at_start: scope.at_start && at == 0,
-                ..scope
+                ..scope.with(&gated)
             };
-            if matches!(separator, SeparatorOperator::Async) {
+            let background = matches!(separator, SeparatorOperator::Async);
+            if background {
                 item = item.unsure();
             }
             proven = self.and_or(and_or, item);
+            negated = std::mem::take(&mut self.negated);
+            let holds = std::mem::take(&mut self.established);
+            // In the background, nothing waits for it.
+            if background {
+                proven.clear();
+                negated.clear();
+            } else {
+                established.extend(holds);
+            }
         }
+        self.established = established;
+        self.negated = negated;
         proven
     }
 
     /// Walks `a && b || c`; returns the gates its success proves. A gate proves itself
     /// to what follows only through `&&`: after `||`, `;` or a pipe the next command
-    /// runs whether or not the gate passed.
+    /// runs whether or not the gate passed, unless what follows `||` ends the shell
+    /// (`stead gate || exit 1`), and then the gate holds for the rest.
     fn and_or(&mut self, list: &ast::AndOrList, scope: Scope<'_>) -> Gates {
         let mut proven = self.pipeline(&list.first, scope);
+        let mut established = std::mem::take(&mut self.established);
+        let mut negated = std::mem::take(&mut self.negated);
         for next in &list.additional {
+            negated.clear();
             match next {
                 AndOr::And(pipeline) => {
-                    let gated = scope.gated.union(&proven).cloned().collect();
+                    let gated: Gates = scope.gated.union(&proven).cloned().collect();
+                    let gated = gated.union(&established).cloned().collect();
                     let more = self.pipeline(pipeline, scope.with(&gated).unsure());
                     proven.extend(more);
                 }
                 AndOr::Or(pipeline) => {
-                    self.pipeline(pipeline, scope.unsure());
-                    proven.clear();
+                    let gated = scope.gated.union(&established).cloned().collect();
+                    self.pipeline(pipeline, scope.with(&gated).unsure());
+                    if ends_shell(pipeline) {
+                        established.extend(proven.iter().cloned());
+                    } else {
+                        proven.clear();
+                    }
                 }
             }
+            self.established.clear();
+            self.negated.clear();
         }
+        self.established = established;
+        self.negated = negated;
         proven
     }
 
-    /// Walks a pipeline; a lone command that is not negated proves its gates.
+    /// Walks a pipeline; a lone command that is not negated proves its gates, and a
+    /// negated one records them as what its failure proves.
     fn pipeline(&mut self, pipeline: &ast::Pipeline, scope: Scope<'_>) -> Gates {
         if let [command] = pipeline.seq.as_slice() {
             let proven = self.command(command, scope);
-            return if pipeline.bang { Gates::new() } else { proven };
+            if pipeline.bang {
+                self.established.clear();
+                self.negated = proven;
+                return Gates::new();
+            }
+            self.negated.clear();
+            return proven;
         }
+        let mut from = None;
         for (at, command) in pipeline.seq.iter().enumerate() {
+            let piped = Stdin {
+                unknown: true,
+                from: from.take(),
+                ..Stdin::default()
+            };
             let part = Scope {
-                piped: scope.piped || at > 0,
                 at_start: scope.at_start && at == 0,
                 ..scope.unsure()
             };
+            let part = if at == 0 { part } else { part.fed(&piped) };
             self.command(command, part);
+            if let Command::Simple(simple) = command {
+                from = Some(part.source.simple(simple).0);
+            }
         }
+        self.established.clear();
+        self.negated.clear();
         Gates::new()
     }
 
     fn command(&mut self, command: &Command, scope: Scope<'_>) -> Gates {
+        self.established.clear();
+        self.negated.clear();
         match command {
-            Command::Simple(simple) => self.simple(simple, scope),
-            Command::Compound(compound, redirects) => {
-                let proven = self.compound(compound, scope);
-                self.redirects(redirects.as_ref(), scope);
+            Command::Simple(simple) => {
+                let proven = self.simple(simple, scope);
+                self.established.clear();
+                self.negated.clear();
                 proven
+            }
+            Command::Compound(compound, redirects) => {
+                let stdin = self.redirects(redirects.as_ref(), scope);
+                self.compound(compound, scope.fed(&stdin))
             }
             Command::Function(function) => {
                 self.define(function, scope);
                 Gates::new()
             }
             Command::ExtendedTest(test, redirects) => {
-                self.test(&test.expr, scope);
                 self.redirects(redirects.as_ref(), scope);
+                self.test(&test.expr, scope);
+                self.established.clear();
+                self.negated.clear();
                 Gates::new()
             }
         }
     }
 
     /// Walks a compound command; a group or subshell proves what its last command
-    /// does (`(stead gate) && …`).
+    /// does (`(stead gate) && …`). A loop that can only end once a gate passed
+    /// (`until stead gate; do sleep 5; done`, `while ! stead gate; do …; done`, with
+    /// no `break`) and a conditional that exits unless it passed (`if ! stead gate;
+    /// then exit 1; fi`) establish the gate for what follows.
     fn compound(&mut self, compound: &CompoundCommand, scope: Scope<'_>) -> Gates {
-        match compound {
-            CompoundCommand::BraceGroup(group) => return self.list(&group.list, scope),
+        let mut established = Gates::new();
+        let proven = match compound {
+            CompoundCommand::BraceGroup(group) => {
+                let proven = self.list(&group.list, scope);
+                established = std::mem::take(&mut self.established);
+                proven
+            }
             CompoundCommand::Subshell(subshell) => {
                 let inner = Scope {
                     certain: false,
                     ..scope
                 };
-                return self.list(&subshell.list, inner);
+                // `exit` in a subshell ends only the subshell.
+                self.list(&subshell.list, inner)
             }
             CompoundCommand::IfClause(clause) => {
-                // `if stead gate; then …` runs its branch only once the gate passed.
-                self.branch(Some(&clause.condition), &clause.then, scope);
-                for other in clause.elses.iter().flatten() {
-                    self.branch(other.condition.as_ref(), &other.body, scope.unsure());
+                // `if stead gate; then …` runs its branch only once the gate passed;
+                // `if ! stead gate; then …; else …` runs the `else` only then.
+                let (passed, failed) = self.condition(&clause.condition, scope.later());
+                let gated: Gates = scope.gated.union(&passed).cloned().collect();
+                self.list(&clause.then, scope.with(&gated).unsure());
+                let elses: Vec<&ast::ElseClause> = clause.elses.iter().flatten().collect();
+                let mut otherwise = failed.clone();
+                for other in &elses {
+                    let gated: Gates = scope.gated.union(&otherwise).cloned().collect();
+                    let here = scope.with(&gated).unsure();
+                    match &other.condition {
+                        Some(condition) => {
+                            let (passed, _) = self.condition(condition, here);
+                            let gated: Gates = gated.union(&passed).cloned().collect();
+                            self.list(&other.body, here.with(&gated));
+                            otherwise.clear();
+                        }
+                        None => {
+                            self.list(&other.body, here);
+                        }
+                    }
                 }
+                // `if ! stead gate; then exit 1; fi`, `if stead gate; then …; else exit 1; fi`.
+                match elses.as_slice() {
+                    [] if ends_shell_list(&clause.then) => established = failed,
+                    [other] if other.condition.is_none() && ends_shell_list(&other.body) => {
+                        established = passed;
+                    }
+                    _ => {}
+                }
+                Gates::new()
             }
             CompoundCommand::WhileClause(clause) => {
-                self.branch(Some(&clause.0), &clause.1.list, scope);
+                let (passed, failed) = self.condition(&clause.0, scope.later());
+                let gated: Gates = scope.gated.union(&passed).cloned().collect();
+                self.list(&clause.1.list, scope.with(&gated).unsure());
+                if !breaks(scope.source, &clause.2) {
+                    established = failed;
+                }
+                Gates::new()
             }
             CompoundCommand::UntilClause(clause) => {
-                self.list(&clause.0, scope.unsure());
+                let (passed, _) = self.condition(&clause.0, scope.unsure());
                 self.list(&clause.1.list, scope.unsure());
+                if !breaks(scope.source, &clause.2) {
+                    established = passed;
+                }
+                Gates::new()
             }
             CompoundCommand::ForClause(clause) => {
                 let mut values = Vec::new();
@@ -444,6 +580,7 @@ impl Walker<'_> {
                     scope.certain && !values.is_empty(),
                 );
                 self.list(&clause.body.list, scope.unsure());
+                Gates::new()
             }
             CompoundCommand::ArithmeticForClause(clause) => {
                 let parts = [&clause.initializer, &clause.condition, &clause.updater];
@@ -451,6 +588,7 @@ impl Walker<'_> {
                     self.arithmetic(&expr.value, scope);
                 }
                 self.list(&clause.body.list, scope.unsure());
+                Gates::new()
             }
             CompoundCommand::CaseClause(clause) => {
                 self.expand(&clause.value.value, scope);
@@ -462,6 +600,7 @@ impl Walker<'_> {
                         self.list(body, scope.unsure());
                     }
                 }
+                Gates::new()
             }
             CompoundCommand::Arithmetic(arithmetic) => {
                 // brush reads `( (cmd) )`, a subshell in a subshell, as `((cmd))`; the
@@ -473,36 +612,43 @@ impl Walker<'_> {
                     .get(start..)
                     .is_some_and(|s| s.starts_with("(("))
                 {
-                    true => self.arithmetic(&arithmetic.expr.value, scope),
+                    true => {
+                        self.arithmetic(&arithmetic.expr.value, scope);
+                        // dash and POSIX sh have no `((`: to them it is a subshell in a
+                        // subshell, and what it holds runs.
+                        let guess = Scope {
+                            lenient: true,
+                            ..scope.unsure()
+                        };
+                        self.nested(&arithmetic.expr.value, "a subshell to sh", guess, true);
+                        Gates::new()
+                    }
                     false => {
                         let inner = Scope {
                             certain: false,
                             ..scope
                         };
-                        return self.nested(&arithmetic.expr.value, "a subshell", inner, true);
+                        self.nested(&arithmetic.expr.value, "a subshell", inner, true)
                     }
                 }
             }
             CompoundCommand::Coprocess(coprocess) => {
                 self.command(&coprocess.body, scope.unsure());
+                Gates::new()
             }
-        }
-        Gates::new()
+        };
+        self.established = established;
+        self.negated.clear();
+        proven
     }
 
-    /// A condition and the body it guards: the body is gated by what the condition's
-    /// success proves.
-    fn branch(
-        &mut self,
-        condition: Option<&ast::CompoundList>,
-        body: &ast::CompoundList,
-        scope: Scope<'_>,
-    ) {
-        let proven = condition
-            .map(|c| self.list(c, scope.later()))
-            .unwrap_or_default();
-        let gated = scope.gated.union(&proven).cloned().collect();
-        self.list(body, scope.with(&gated).unsure());
+    /// Walks a condition; returns what its success proves and what its failure proves
+    /// (`! stead gate` fails only once the gate passed).
+    fn condition(&mut self, condition: &ast::CompoundList, scope: Scope<'_>) -> (Gates, Gates) {
+        let passed = self.list(condition, scope);
+        let failed = std::mem::take(&mut self.negated);
+        self.established.clear();
+        (passed, failed)
     }
 
     fn test(&mut self, expr: &ExtendedTestExpr, scope: Scope<'_>) {
@@ -563,4 +709,40 @@ impl Walker<'_> {
             self.nested(script, "a command substitution", scope.unsure(), true);
         }
     }
+}
+
+/// Whether running a pipeline ends the shell: `exit`, `return`, or a group ending in
+/// one (`{ echo deferred; exit 75; }`).
+fn ends_shell(pipeline: &ast::Pipeline) -> bool {
+    match pipeline.seq.as_slice() {
+        [Command::Simple(simple)] if !pipeline.bang => simple
+            .word_or_name
+            .as_ref()
+            .is_some_and(|w| matches!(w.value.as_str(), "exit" | "return")),
+        [Command::Compound(CompoundCommand::BraceGroup(group), _)] if !pipeline.bang => {
+            ends_shell_list(&group.list)
+        }
+        _ => false,
+    }
+}
+
+/// Whether running a list ends the shell: its last item always runs and ends it.
+fn ends_shell_list(list: &ast::CompoundList) -> bool {
+    list.0
+        .last()
+        .is_some_and(|ast::CompoundListItem(and_or, separator)| {
+            matches!(separator, SeparatorOperator::Sequence)
+                && and_or.additional.is_empty()
+                && ends_shell(&and_or.first)
+        })
+}
+
+/// Whether a loop may end through `break` (its text holds the word).
+fn breaks(source: &Source, span: &brush_parser::SourceSpan) -> bool {
+    let (start, end) = (source.byte(span.start.index), source.byte(span.end.index));
+    let text = source.text.get(start..end).unwrap_or(&source.text);
+    text.match_indices("break").any(|(at, _)| {
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(text[..at].chars().next_back()) && !word(text[at + 5..].chars().next())
+    })
 }

@@ -8,7 +8,7 @@ use brush_parser::ast::{
     IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, ProcessSubstitutionKind,
 };
 
-use super::{Event, Scope, Walker};
+use super::{Event, Scope, Stdin, Walker};
 use crate::programs::{self, Inner, Via};
 use crate::stead_cmd::{self, Gates};
 use crate::words::{self, Arg, basename, glob_matches};
@@ -34,8 +34,20 @@ const COMMAND_VARIABLES: &[&str] = &[
     "SYSTEMD_PAGER",
     "LESSOPEN",
     "PROMPT_COMMAND",
-    "BASH_ENV",
-    "ENV",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_PROXY_COMMAND",
+];
+
+/// Variables naming a file a shell sources as it starts.
+const SOURCED_VARIABLES: &[&str] = &["BASH_ENV", "ENV"];
+
+/// Prompts, whose substitutions run each time one is shown (`PS4` with `bash -x`).
+const PROMPT_VARIABLES: &[&str] = &["PS0", "PS1", "PS2", "PS3", "PS4"];
+
+/// Programs that write to files they are given.
+const WRITERS: &[&str] = &[
+    "tee", "dd", "cp", "mv", "install", "sponge", "truncate", "rsync",
 ];
 
 /// Builtins that assign the variables they are given (`export X=1`).
@@ -43,15 +55,6 @@ const ASSIGNING: &[&str] = &["export", "declare", "local", "readonly", "typeset"
 
 /// Builtins that give variables values the guard cannot know.
 const READING: &[&str] = &["read", "mapfile", "readarray", "getopts", "let"];
-
-/// What a simple command reads on standard input.
-#[derive(Default)]
-pub(super) struct Stdin {
-    /// Here-documents and here-strings, as the shell feeds them.
-    docs: Vec<String>,
-    /// Something else: a pipe, a file, a process substitution.
-    unknown: bool,
-}
 
 /// The simple command a command line comes from.
 pub(super) struct Site {
@@ -61,13 +64,38 @@ pub(super) struct Site {
     stdin: Stdin,
 }
 
+/// What a command line's environment was given on the way to it, before it or through
+/// the wrappers it passed (`X=… cmd`, `env X=… cmd`, `sudo X=… cmd`): what decides
+/// whether a gate is aimed at the guard's ledger and run by the real stead.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Env {
+    state_dir: Option<Arg>,
+    path: bool,
+}
+
+impl Env {
+    fn assigned(&mut self, name: &str, value: Option<Arg>) {
+        if name == stead_cmd::STATE_DIR_ENV {
+            self.state_dir = Some(value.unwrap_or_else(|| Arg::unknown("$STEAD_STATE_DIR")));
+        }
+        self.path |= name == "PATH";
+    }
+
+    /// What a wrapper's own `NAME=value` words add (`env STEAD_STATE_DIR=… stead gate`).
+    fn through(mut self, argv: &[Arg]) -> Env {
+        for name in [stead_cmd::STATE_DIR_ENV, "PATH"] {
+            if let Some(value) = assigned_before(argv, name) {
+                self.assigned(name, Some(value));
+            }
+        }
+        self
+    }
+}
+
 impl Walker<'_> {
     pub(super) fn simple(&mut self, simple: &ast::SimpleCommand, scope: Scope<'_>) -> Gates {
         let (text, offset) = scope.source.simple(simple);
-        let mut stdin = Stdin {
-            unknown: scope.piped,
-            ..Stdin::default()
-        };
+        let mut stdin = scope.stdin.clone();
         let mut assignments = Vec::new();
         for item in simple.prefix.iter().flat_map(|p| &p.0) {
             match item {
@@ -87,6 +115,9 @@ impl Walker<'_> {
         if simple.word_or_name.is_none() || argv.is_empty() {
             // Assignments alone set the shell's variables.
             for (name, value) in assignments {
+                if let Some(value) = &value {
+                    self.variable(&name, value, &text, &stdin, scope);
+                }
                 self.vars.assign(
                     &name,
                     value.filter(|v| v.is_exact()).map(|v| v.text),
@@ -95,32 +126,19 @@ impl Walker<'_> {
             }
             return Gates::new();
         }
-        let mut state_dir = None;
+        let mut env = Env::default();
         for (name, value) in &assignments {
-            if COMMAND_VARIABLES.contains(&name.as_str())
-                && let Some(value) = value
-            {
-                self.script(
-                    value,
-                    &format!("the command in `{name}`"),
-                    &text,
-                    scope.unsure(),
-                );
+            if let Some(value) = value {
+                self.variable(name, value, &text, &stdin, scope);
             }
-            if name == stead_cmd::STATE_DIR_ENV {
-                state_dir = Some(
-                    value
-                        .clone()
-                        .unwrap_or_else(|| Arg::unknown("$STEAD_STATE_DIR")),
-                );
-            }
+            env.assigned(name, value.clone());
         }
         let site = Site {
             text,
             at: (scope.source.id, offset),
             stdin,
         };
-        self.run(argv, &site, state_dir, scope, 0)
+        self.run(argv, &site, env, scope, 0)
     }
 
     /// An assignment word: its name and value (`None` for an array), with the
@@ -172,11 +190,7 @@ impl Walker<'_> {
         match item {
             Item::IoRedirect(redirect) => self.redirect(redirect, scope, stdin),
             Item::ProcessSubstitution(kind, subshell) => {
-                let inner = Scope {
-                    piped: matches!(kind, ProcessSubstitutionKind::Write),
-                    ..scope.unsure()
-                };
-                self.list(&subshell.list, inner);
+                self.substitution(kind, subshell, scope);
                 argv.push(Arg::unknown("(a process substitution)"));
             }
             Item::Word(word) | Item::AssignmentWord(_, word) => {
@@ -185,43 +199,67 @@ impl Walker<'_> {
         }
     }
 
-    pub(super) fn redirects(&mut self, redirects: Option<&ast::RedirectList>, scope: Scope<'_>) {
-        let mut stdin = Stdin::default();
+    /// A process substitution: `>( … )` reads what is written to it.
+    fn substitution(
+        &mut self,
+        kind: &ProcessSubstitutionKind,
+        subshell: &ast::SubshellCommand,
+        scope: Scope<'_>,
+    ) {
+        let fed = Stdin {
+            unknown: true,
+            ..Stdin::default()
+        };
+        let inner = match kind {
+            ProcessSubstitutionKind::Write => scope.fed(&fed),
+            ProcessSubstitutionKind::Read => scope,
+        };
+        self.list(&subshell.list, inner.unsure());
+    }
+
+    /// The redirections of a compound command or a function's body; returns what its
+    /// commands read on standard input.
+    pub(super) fn redirects(
+        &mut self,
+        redirects: Option<&ast::RedirectList>,
+        scope: Scope<'_>,
+    ) -> Stdin {
+        let mut stdin = scope.stdin.clone();
         for redirect in redirects.iter().flat_map(|r| &r.0) {
             self.redirect(redirect, scope, &mut stdin);
         }
+        stdin
     }
 
+    /// Walks a redirection, and adds what it feeds to `stdin`. Here-documents and
+    /// here-strings on any descriptor count: `/dev/fd/3` and `<&3` read them too.
     fn redirect(&mut self, redirect: &IoRedirect, scope: Scope<'_>, stdin: &mut Stdin) {
         match redirect {
             IoRedirect::File(fd, kind, target) => {
-                let reads = matches!(
+                let input = matches!(
                     kind,
-                    IoFileRedirectKind::Read | IoFileRedirectKind::ReadAndWrite
-                ) && fd.is_none_or(|fd| fd == 0);
+                    IoFileRedirectKind::Read
+                        | IoFileRedirectKind::ReadAndWrite
+                        | IoFileRedirectKind::DuplicateInput
+                );
+                stdin.unknown |= input && fd.is_none_or(|fd| fd == 0);
                 match target {
                     IoFileRedirectTarget::Filename(word)
                     | IoFileRedirectTarget::Duplicate(word) => {
                         let targets = self.expand(&word.value, scope);
-                        if !reads {
+                        if !input {
                             for target in &targets {
                                 self.written(&target.text, scope);
                             }
                         }
-                        stdin.unknown |= reads;
                     }
                     IoFileRedirectTarget::ProcessSubstitution(kind, subshell) => {
-                        let inner = Scope {
-                            piped: matches!(kind, ProcessSubstitutionKind::Write),
-                            ..scope.unsure()
-                        };
-                        self.list(&subshell.list, inner);
-                        stdin.unknown |= reads;
+                        self.substitution(kind, subshell, scope);
                     }
                     IoFileRedirectTarget::Fd(_) => {}
                 }
             }
-            IoRedirect::HereDocument(fd, doc) => {
+            IoRedirect::HereDocument(_, doc) => {
                 // A quoted delimiter (`<<'EOF'`) makes the body plain data.
                 let body = match doc.requires_expansion {
                     true => match words::heredoc(&doc.doc.value, &self.vars) {
@@ -236,17 +274,13 @@ impl Walker<'_> {
                     },
                     false => doc.doc.value.clone(),
                 };
-                if fd.is_none_or(|fd| fd == 0) {
-                    stdin.docs.push(body);
-                }
+                stdin.docs.push(body);
             }
-            IoRedirect::HereString(fd, word) => match words::scalar(&word.value, &self.vars) {
+            IoRedirect::HereString(_, word) => match words::scalar(&word.value, &self.vars) {
                 Ok(value) => {
                     self.subs(&value.subs, scope);
-                    if fd.is_none_or(|fd| fd == 0) {
-                        stdin.unknown |= value.dynamic;
-                        stdin.docs.push(value.text);
-                    }
+                    stdin.unknown |= value.dynamic;
+                    stdin.docs.push(value.text);
                 }
                 Err(e) => {
                     self.unreadable_word(&word.value, e, scope);
@@ -258,6 +292,35 @@ impl Walker<'_> {
                     self.written(&target.text, scope);
                 }
             }
+        }
+    }
+
+    /// A variable whose value something else runs: a command (`GIT_SSH_COMMAND`), a
+    /// file a shell sources (`BASH_ENV=/dev/stdin`), a prompt's substitutions (`PS4`),
+    /// perl's options (`PERL5OPT`, which can load code).
+    fn variable(&mut self, name: &str, value: &Arg, text: &str, stdin: &Stdin, scope: Scope<'_>) {
+        let scope = scope.unsure();
+        if COMMAND_VARIABLES.contains(&name) {
+            self.script(value, &format!("the command in `{name}`"), text, scope);
+        } else if SOURCED_VARIABLES.contains(&name) {
+            if value.dynamic {
+                let why = format!("the file `{name}` names (`{}`)", value.text);
+                self.opaque(text, why, scope);
+            } else if programs::is_stdin_path(&value.text) {
+                for doc in &stdin.docs {
+                    self.nested(doc, &format!("the file `{name}` names"), scope, true);
+                }
+            }
+        } else if PROMPT_VARIABLES.contains(&name) {
+            let subs = words::scalar(&value.text, &self.vars).map(|v| v.subs);
+            self.subs(&subs.unwrap_or_default(), scope);
+        } else if name == "PERL5OPT" && !scope.lenient {
+            self.events.push(Event::Code {
+                language: "perl".to_owned(),
+                code: value.text.clone(),
+                text: text.to_owned(),
+                gated: scope.gated.clone(),
+            });
         }
     }
 
@@ -298,13 +361,12 @@ impl Walker<'_> {
 
     /// Reads a command line that runs, and what it runs; returns the gates its
     /// success proves.
-    /// `state_dir` is what `STEAD_STATE_DIR` the command line was given (`X=… cmd`,
-    /// `env X=… cmd`).
+    /// `env` is what its environment was given on the way.
     pub(super) fn run(
         &mut self,
         argv: Vec<Arg>,
         site: &Site,
-        state_dir: Option<Arg>,
+        env: Env,
         scope: Scope<'_>,
         hops: usize,
     ) -> Gates {
@@ -317,22 +379,32 @@ impl Walker<'_> {
         if !program.is_exact() {
             return self.unknown_program(&argv, site, scope, hops);
         }
-        let state_dir = assigned_before(&argv, stead_cmd::STATE_DIR_ENV).or(state_dir);
+        let env = env.through(&argv);
         let name = basename(&program.text).to_owned();
-        if hops == 0 {
-            if !program.quoted
-                && let Some(value) = self.alias(&name)
-            {
-                return self.expand_alias(&name, &value, &argv[1..], scope);
+        if !program.quoted
+            && let Some(value) = self.alias(&name)
+        {
+            let proven = self.expand_alias(&name, &value, &argv[1..], scope);
+            if hops == 0 {
+                return proven;
             }
-            if self.is_function(&name) {
-                return self.call(&name, &argv[1..], &site.text, scope);
-            }
+            // Behind a wrapper, a word is an alias only after an alias ending in a
+            // blank (`alias sudo='sudo '`); it may be, so both readings count.
+        }
+        if hops == 0 && self.is_function(&name) {
+            return self.call(&name, &argv[1..], &site.text, scope.fed(&site.stdin));
         }
         if let Some(proven) = self.builtin(&name, &argv, site, scope) {
             return proven;
         }
-        let mut proven = self.gate(&argv, site, state_dir.clone(), scope);
+        if WRITERS.contains(&name.as_str()) {
+            // `echo b | sudo tee /proc/sysrq-trigger` writes as `>` does.
+            for arg in &argv[1..] {
+                let path = arg.text.strip_prefix("of=").unwrap_or(&arg.text);
+                self.written(path, scope);
+            }
+        }
+        let mut proven = self.gate(&argv, site, &env, scope);
         self.events.push(Event::Command {
             argv: argv.clone(),
             text: site.text.clone(),
@@ -341,8 +413,9 @@ impl Walker<'_> {
         });
         let extra = &self.ctx.restart_programs;
         let is_restart = |arg: &Arg| extra.iter().any(|p| p == basename(&arg.text));
-        for inner in programs::inner(&argv, scope.lenient, &is_restart) {
-            proven.extend(self.inner(inner, site, state_dir.clone(), scope, hops));
+        let from = site.stdin.from.as_deref();
+        for inner in programs::inner(&argv, scope.lenient, &is_restart, from) {
+            proven.extend(self.inner(inner, site, env.clone(), scope, hops));
         }
         proven
     }
@@ -353,10 +426,12 @@ impl Walker<'_> {
         &mut self,
         inner: Inner,
         site: &Site,
-        state_dir: Option<Arg>,
+        env: Env,
         scope: Scope<'_>,
         hops: usize,
     ) -> Gates {
+        // What it runs reads the command's own standard input.
+        let scope = scope.fed(&site.stdin);
         let via = |via: Via| match via {
             Via::Always => scope,
             Via::Maybe => scope.unsure(),
@@ -371,7 +446,7 @@ impl Walker<'_> {
         };
         match inner {
             Inner::Argv { argv, via: how } => {
-                let gates = self.run(argv, site, state_dir, via(how), hops + 1);
+                let gates = self.run(argv, site, env, via(how), hops + 1);
                 proven(how, gates)
             }
             Inner::Script {
@@ -456,7 +531,7 @@ impl Walker<'_> {
             for candidate in candidates {
                 let mut argv = argv.to_vec();
                 argv[0] = Arg::literal(candidate);
-                self.run(argv, site, None, scope, hops + 1);
+                self.run(argv, site, Env::default(), scope, hops + 1);
             }
         }
         Gates::new()
@@ -465,13 +540,7 @@ impl Walker<'_> {
     /// The gates a command line proves: those of a real, waiting `stead gate` aimed at
     /// the guard's ledger. It also marks stead's own commands, whose words are no
     /// mention of what they gate.
-    fn gate(
-        &mut self,
-        argv: &[Arg],
-        site: &Site,
-        state_dir: Option<Arg>,
-        scope: Scope<'_>,
-    ) -> Gates {
+    fn gate(&mut self, argv: &[Arg], site: &Site, env: &Env, scope: Scope<'_>) -> Gates {
         let own = matches!(stead_cmd::subcommand(argv), Some(("gate" | "restart", _)));
         if own && self.own_seen.insert(site.at) {
             self.own.push(site.text.clone());
@@ -479,14 +548,22 @@ impl Walker<'_> {
         if scope.lenient || (self.ctx.stead_redefined && !scope.at_start) {
             return Gates::new();
         }
+        // With `PATH` changed, a bare `stead` may be another program.
+        let path_changed = self.vars.is_assigned("PATH") || env.path;
+        if path_changed && argv.first().is_some_and(|p| p.text == "stead") {
+            return Gates::new();
+        }
         // An earlier `export STEAD_STATE_DIR=…` in the command counts too.
-        let env_dir = state_dir.or_else(|| match self.vars.get(stead_cmd::STATE_DIR_ENV) {
-            words::Lookup::Known(dir) => Some(Arg::literal(dir)),
-            _ if self.vars.is_assigned(stead_cmd::STATE_DIR_ENV) => {
-                Some(Arg::unknown("$STEAD_STATE_DIR"))
-            }
-            _ => None,
-        });
+        let env_dir =
+            env.state_dir
+                .clone()
+                .or_else(|| match self.vars.get(stead_cmd::STATE_DIR_ENV) {
+                    words::Lookup::Known(dir) => Some(Arg::literal(dir)),
+                    _ if self.vars.is_assigned(stead_cmd::STATE_DIR_ENV) => {
+                        Some(Arg::unknown("$STEAD_STATE_DIR"))
+                    }
+                    _ => None,
+                });
         stead_cmd::gate(argv, env_dir.as_ref(), self.ctx.dirs)
     }
 
@@ -501,9 +578,18 @@ impl Walker<'_> {
         let args = &argv[1..];
         match name {
             _ if ASSIGNING.contains(&name) => {
+                // `declare -n r=x` makes `r` a reference to `x`: not its value.
+                let reference = args
+                    .iter()
+                    .any(|a| a.text.starts_with('-') && a.text.contains('n'));
                 for arg in args.iter().filter(|a| !a.text.starts_with('-')) {
                     if let Some((var, value)) = arg.text.split_once('=') {
-                        let value = arg.is_exact().then(|| value.to_owned());
+                        let value_arg = Arg {
+                            text: value.to_owned(),
+                            ..arg.clone()
+                        };
+                        self.variable(var, &value_arg, &site.text, &site.stdin, scope);
+                        let value = (arg.is_exact() && !reference).then(|| value.to_owned());
                         self.vars.assign(var, value, scope.certain);
                     }
                 }
@@ -526,8 +612,10 @@ impl Walker<'_> {
             }
             "unset" => {
                 for arg in args.iter().filter(|a| !a.text.starts_with('-')) {
-                    self.vars
-                        .assign(&arg.text, Some(String::new()), scope.certain);
+                    match scope.certain {
+                        true => self.vars.unset(&arg.text),
+                        false => self.vars.assign(&arg.text, None, false),
+                    }
                 }
             }
             "alias" => {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use stead_protocol::ServiceSpec;
 
-use super::{Guard, Refusal, StateDirs, Verdict};
+use super::{Guard, Protected, Refusal, Verdict};
 
 /// The guard's own state directory in these tests.
 const OWN: &str = "/srv/stead";
@@ -38,10 +38,11 @@ fn services() -> Vec<ServiceSpec> {
 }
 
 fn guard() -> Guard {
-    Guard::new(&services()).with_state_dirs(StateDirs {
-        own: Some(PathBuf::from(OWN)),
-        default: Some(PathBuf::from(OWN)),
+    Guard::new(&services()).protecting(Protected {
+        state_dir: Some(PathBuf::from(OWN)),
+        default_state_dir: Some(PathBuf::from(OWN)),
         socket: None,
+        exe: None,
     })
 }
 
@@ -73,7 +74,7 @@ fn explain() {
     let walked =
         crate::limits::contained(crate::limits::stack(100_000), crate::DEADLINE, move || {
             let start = std::time::Instant::now();
-            let dirs = StateDirs::default();
+            let dirs = Protected::default();
             let ctx = crate::shell::Context::bare(&dirs, 100_000);
             match crate::shell::walk(&command, &ctx) {
                 Ok(walk) => {

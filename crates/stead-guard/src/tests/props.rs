@@ -8,7 +8,7 @@ use super::{check, refused_service};
 use crate::Verdict;
 use crate::limits;
 use crate::shell::{self, Context};
-use crate::stead_cmd::StateDirs;
+use crate::stead_cmd::Protected;
 
 /// The most bytes the parsers may be handed per byte of command, and besides: each
 /// byte is read as part of at most eight nested scripts and sixteen nested expansions.
@@ -23,7 +23,7 @@ fn work(command: &str) -> usize {
         limits::stack(limits::substitutions(command)),
         limits::DEADLINE,
         move || {
-            let dirs = StateDirs::default();
+            let dirs = Protected::default();
             let ctx = Context::bare(&dirs, limits::MAX_SUBSTITUTIONS);
             shell::walk(&owned, &ctx).map_or(0, |walk| walk.work)
         },

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{OWN, check, guard, refusal, refused_service, services};
-use crate::{Guard, StateDirs, Verdict};
+use crate::{Guard, Protected, Verdict};
 
 #[test]
 fn a_refusal_names_the_command_and_what_to_run_instead() {
@@ -143,10 +143,11 @@ fn stead_is_guarded_with_no_services_declared() {
 
 #[test]
 fn the_suggested_gate_names_the_ledger_when_a_bare_stead_would_miss_it() {
-    let elsewhere = Guard::new(&services()).with_state_dirs(StateDirs {
-        own: Some(PathBuf::from(OWN)),
-        default: Some(PathBuf::from("/home/user/.local/state/stead")),
+    let elsewhere = Guard::new(&services()).protecting(Protected {
+        state_dir: Some(PathBuf::from(OWN)),
+        default_state_dir: Some(PathBuf::from("/home/user/.local/state/stead")),
         socket: None,
+        exe: None,
     });
     let Verdict::Refuse(refusal) = elsewhere.check("systemctl restart web") else {
         panic!("allowed");

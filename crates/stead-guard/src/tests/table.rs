@@ -74,6 +74,42 @@ const TABLE: &[Class] = &[
     (
         "gated",
         &[
+            (
+                "until stead gate --service web; do sleep 5; done; systemctl restart web",
+                ALLOWED,
+            ),
+            (
+                "while ! stead gate --service web; do sleep 1; done && systemctl restart web",
+                ALLOWED,
+            ),
+            (
+                "stead gate --service web || exit 1; systemctl restart web",
+                ALLOWED,
+            ),
+            (
+                "stead gate --service web || { echo deferred; exit 75; }; systemctl restart web",
+                ALLOWED,
+            ),
+            (
+                "if ! stead gate --service web; then exit 1; fi && systemctl restart web",
+                ALLOWED,
+            ),
+            (
+                "if ! stead gate --service web; then exit 1; fi\nsystemctl restart web",
+                ALLOWED,
+            ),
+            (
+                "if ! stead gate --service web; then :; else systemctl restart web; fi",
+                ALLOWED,
+            ),
+            (
+                "if stead gate --service web; then :; else exit 1; fi; systemctl restart web",
+                ALLOWED,
+            ),
+            (
+                "/usr/local/bin/stead gate --service web && systemctl restart web",
+                ALLOWED,
+            ),
             ("stead restart", ALLOWED),
             ("stead restart --service web", ALLOWED),
             ("stead --state-dir /srv/stead restart", ALLOWED),
@@ -197,6 +233,52 @@ const TABLE: &[Class] = &[
     (
         "gates that do not count",
         &[
+            (
+                "stead gate --service web; [ $? -eq 0 ] && systemctl restart web",
+                WEB,
+            ),
+            (
+                "until stead gate --service web; do break; done; systemctl restart web",
+                WEB,
+            ),
+            (
+                "stead gate --service web || echo deferred; systemctl restart web",
+                WEB,
+            ),
+            (
+                "( stead gate --service web || exit 1 ); systemctl restart web",
+                WEB,
+            ),
+            (
+                "sudo -b stead gate --service web && systemctl restart web",
+                WEB,
+            ),
+            ("(stead gate --service web &) && systemctl restart web", WEB),
+            (
+                "{ stead gate --service web & } && systemctl restart web",
+                WEB,
+            ),
+            (
+                "bash -c 'stead gate --service web &' && systemctl restart web",
+                WEB,
+            ),
+            (
+                "cd / && stead --state-dir ./srv/stead gate --service web && systemctl restart web",
+                WEB,
+            ),
+            ("./stead gate --service web && systemctl restart web", WEB),
+            (
+                "PATH=/tmp/f stead gate --service web && systemctl restart web",
+                WEB,
+            ),
+            (
+                "export PATH=/tmp/f:$PATH; stead gate --service web && systemctl restart web",
+                WEB,
+            ),
+            (
+                "env PATH=/tmp/f stead gate --service web && systemctl restart web",
+                WEB,
+            ),
             ("stead gate --service web; systemctl restart web", WEB),
             ("stead gate --service web || systemctl restart web", WEB),
             ("stead gate --service web | systemctl restart web", WEB),
@@ -209,10 +291,6 @@ const TABLE: &[Class] = &[
             ("! stead gate --service web && systemctl restart web", WEB),
             (
                 "stead gate --service web && systemctl restart web; systemctl restart web",
-                WEB,
-            ),
-            (
-                "until stead gate --service web; do sleep 5; done; systemctl restart web",
                 WEB,
             ),
             (
@@ -335,6 +413,9 @@ const TABLE: &[Class] = &[
     (
         "stead itself",
         &[
+            ("stead restart --force", STEAD),
+            ("stead restart --service web --force", WEB),
+            ("pkill stead \\\n", STEAD),
             ("stead stop", STEAD),
             ("stead stop --cancel-runs", STEAD),
             ("stead stop --json", STEAD),
@@ -370,6 +451,27 @@ const TABLE: &[Class] = &[
     (
         "systemd",
         &[
+            ("systemctl condstop web", WEB),
+            ("systemctl reload-or-try-restart web", WEB),
+            ("systemctl --user stop app.slice", STEAD),
+            ("systemctl stop user.slice", STEAD),
+            ("systemctl restart user@1000.service", STEAD),
+            (
+                "busctl --user call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager RestartUnit ss web.service replace",
+                WEB,
+            ),
+            (
+                "gdbus call --session --dest org.freedesktop.systemd1 --object-path /org/freedesktop/systemd1 --method org.freedesktop.systemd1.Manager.StopUnit web.service replace",
+                WEB,
+            ),
+            (
+                "dbus-send --session --dest=org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager.RestartUnit string:web.service string:replace",
+                WEB,
+            ),
+            (
+                "busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager Reboot",
+                STEAD,
+            ),
             ("systemctl --user restart web.service", WEB),
             ("systemctl restart web", WEB),
             ("systemctl --user try-restart web", WEB),
@@ -400,6 +502,10 @@ const TABLE: &[Class] = &[
     (
         "other service managers",
         &[
+            ("service --full-restart web", WEB),
+            ("service web --full-restart", WEB),
+            ("pm2 kill", STEAD),
+            ("docker compose up -d --force-recreate web", WEB),
             ("service web restart", WEB),
             ("service web stop", WEB),
             ("service web force-reload", WEB),
@@ -420,7 +526,6 @@ const TABLE: &[Class] = &[
             ("pm2 restart web", WEB),
             ("pm2 reload web-server", WEB),
             ("pm2 delete web", WEB),
-            ("pm2 kill # web", WEB),
             ("docker restart web", WEB),
             ("docker stop web", WEB),
             ("podman kill web", WEB),
@@ -454,6 +559,20 @@ const TABLE: &[Class] = &[
     (
         "the machine and the login",
         &[
+            ("shutdown -h now", STEAD),
+            ("sudo shutdown -h +1", STEAD),
+            ("halt -h", STEAD),
+            ("echo o | sudo tee /proc/sysrq-trigger", STEAD),
+            ("dd of=/proc/sysrq-trigger <<< b", STEAD),
+            (
+                "echo 1 | sudo tee /sys/fs/cgroup/user.slice/user@1000.service/app.slice/web.service/cgroup.kill",
+                WEB,
+            ),
+            ("kill -9 -01", STEAD),
+            ("kill -9 -$((1))", STEAD),
+            ("kill -9 $((-1))", STEAD),
+            ("pkill -P 1", STEAD),
+            ("pgrep -u me | xargs kill", STEAD),
             ("sudo reboot", STEAD),
             ("shutdown -r now", STEAD),
             ("shutdown now", STEAD),
@@ -486,6 +605,8 @@ const TABLE: &[Class] = &[
     (
         "kills",
         &[
+            ("kill -9 -$(pgrep stead)", STEAD),
+            ("parallel kill ::: $(pgrep stead)", STEAD),
             ("pkill web-server", WEB),
             ("pkill -f web-server", WEB),
             ("killall web-server", WEB),
@@ -512,6 +633,11 @@ const TABLE: &[Class] = &[
     (
         "patterns",
         &[
+            ("pkill -f '\\w{1,300}'", STEAD),
+            ("pkill '\\w{1,1000}'", STEAD),
+            ("pkill -f '.{1,5000}'", STEAD),
+            ("killall -r '\\w{1,1000}'", STEAD),
+            ("pkill -f 'zz.{1,2000}q'", ALLOWED),
             ("pkill -f 'web-(server|api)'", WEB),
             ("pkill -f 'api-(v1|v2)'", ALLOWED),
             ("pkill 'w.b-s.rver'", WEB),
@@ -604,6 +730,30 @@ const TABLE: &[Class] = &[
     (
         "shells",
         &[
+            ("bash /dev/stdin <<< 'pkill stead'", STEAD),
+            ("bash /dev/fd/0 <<< 'pkill stead'", STEAD),
+            ("echo 'pkill stead' | bash /dev/stdin", STEAD),
+            ("bash <(echo pkill stead)", STEAD),
+            ("sh <(echo 'systemctl restart web')", WEB),
+            ("bash --init-file <(echo 'systemctl restart web') -i", WEB),
+            ("bash <&3 3<<<'pkill stead'", STEAD),
+            ("exec 3<<<'pkill stead'; bash <&3", STEAD),
+            ("bash 3<<< 'pkill stead' /dev/fd/3", STEAD),
+            ("{ sh; } <<< 'pkill stead'", STEAD),
+            ("( sh ) <<< 'pkill stead'", STEAD),
+            ("(bash -s) <<EOF\npkill stead\nEOF", STEAD),
+            ("if true; then sh; fi <<< 'pkill stead'", STEAD),
+            ("f(){ sh; }; f <<< 'pkill stead'", STEAD),
+            ("bash -c bash <<< 'pkill stead'", STEAD),
+            ("sh -c 'sh -s' <<< 'systemctl restart web'", WEB),
+            ("bash -c 'source /dev/stdin' <<< 'pkill stead'", STEAD),
+            ("BASH_ENV=/dev/stdin bash -c true <<< 'pkill stead'", STEAD),
+            ("sudo -s <<< 'pkill stead'", STEAD),
+            ("doas -s <<< 'pkill stead'", STEAD),
+            ("script -q /dev/null <<< 'pkill stead'", STEAD),
+            ("sh -c '((pkill stead))'", STEAD),
+            ("PS4='$(pkill stead)' bash -xc true", STEAD),
+            ("bash ./deploy.sh", ALLOWED),
             ("sh -c 'systemctl restart web'", WEB),
             (
                 "zsh -c 'cd /tmp; systemctl --user restart web.service'",
@@ -640,6 +790,31 @@ const TABLE: &[Class] = &[
     (
         "interpreters",
         &[
+            (
+                "python3 /dev/stdin <<< 'import os; os.system(\"pkill stead\")'",
+                STEAD,
+            ),
+            (
+                "python3 <(echo 'import os; os.system(\"pkill stead\")')",
+                STEAD,
+            ),
+            (
+                "awk -f /dev/stdin <<< 'BEGIN{system(\"pkill stead\")}'",
+                STEAD,
+            ),
+            ("sed -f /dev/stdin x <<< 'e pkill stead'", STEAD),
+            ("make -f /dev/stdin <<< $'all:\\n\\tpkill stead'", STEAD),
+            (
+                "PERL5OPT='-Mstrict;system(\"pkill stead\")' perl -e 1",
+                STEAD,
+            ),
+            ("vim -c '!pkill stead' -c q", STEAD),
+            (
+                "emacs --batch --eval '(shell-command \"pkill stead\")'",
+                STEAD,
+            ),
+            ("less +'!pkill stead' /etc/hosts", STEAD),
+            ("man -P 'pkill stead' ls", STEAD),
             (
                 "python3 -c 'import os; os.system(\"systemctl restart web\")'",
                 WEB,
@@ -691,6 +866,34 @@ const TABLE: &[Class] = &[
     (
         "tools that run commands",
         &[
+            ("screen -S x -X stuff $'pkill stead\\r'", STEAD),
+            ("parallel systemctl restart ::: web", WEB),
+            ("parallel pkill ::: stead", STEAD),
+            ("echo stead | parallel pkill", STEAD),
+            ("screen bash -c 'pkill stead'", STEAD),
+            ("screen -m sh -c 'pkill stead'", STEAD),
+            ("screen -X stuff 'pkill stead\\015'", STEAD),
+            ("tmux if-shell true 'run-shell \"pkill stead\"'", STEAD),
+            ("echo '* * * * * systemctl restart web' | crontab -", WEB),
+            ("crontab <<EOF\n@reboot pkill stead\nEOF", STEAD),
+            ("git clone 'ext::sh -c pkill% stead' x", STEAD),
+            (
+                "git -c uploadpack.packObjectsHook='pkill stead' fetch",
+                STEAD,
+            ),
+            ("GIT_ASKPASS='pkill stead' git push", STEAD),
+            (
+                "tar -cf x.tar --checkpoint-action=exec='pkill stead' .",
+                STEAD,
+            ),
+            ("tar -xf x.tar --to-command='pkill stead'", STEAD),
+            ("zip -T -TT 'pkill stead' x.zip f", STEAD),
+            ("at -f /dev/stdin now <<< 'pkill stead'", STEAD),
+            ("ssh host <<< 'pkill stead'", STEAD),
+            ("ssh host bash <<< 'pkill stead'", STEAD),
+            ("tar -czf backup.tgz src/", ALLOWED),
+            ("make -j4", ALLOWED),
+            ("crontab -l", ALLOWED),
             ("find /srv -name '*.pid' -exec kill {} \\;", ALLOWED),
             ("find / -name web-server -exec pkill -f {} +", WEB),
             ("find . -exec systemctl restart web \\;", WEB),
@@ -739,6 +942,23 @@ const TABLE: &[Class] = &[
     (
         "expansions",
         &[
+            ("zsh -c 'pkill ${(L):-STEAD}'", STEAD),
+            ("[ -f Cargo.toml ] && cargo build", ALLOWED),
+            ("unset IFS; x='pkill stead'; $x", STEAD),
+            ("systemctl restart $'web\\0junk'", WEB),
+            ("pkill $'stead\\0'", STEAD),
+            ("pkill $'stead\\c@'", STEAD),
+            ("x=stead; declare -n r=x; pkill $r", STEAD),
+            ("alias sudo='sudo '; alias x='pkill stead'; sudo x", STEAD),
+            ("x=webx; systemctl restart ${x%x}", WEB),
+            ("x=webx; systemctl restart ${x%?}", WEB),
+            ("x=wxb; systemctl restart ${x/x/e}", WEB),
+            ("x=web-ui; systemctl restart ${x:0:3}", WEB),
+            ("x=STEAD; pkill ${x,,}", STEAD),
+            ("x=Web; systemctl restart ${x,}", WEB),
+            ("pkill st${IFS:0:0}ead", STEAD),
+            ("x=xstead; pkill ${x#x}", STEAD),
+            ("x=sXead; pkill ${x//X/t}", STEAD),
             ("{stead,stop}", STEAD),
             ("systemctl restart web{,.service}", WEB),
             ("stead${IFS}stop", STEAD),
@@ -829,6 +1049,17 @@ const TABLE: &[Class] = &[
     (
         "what stops nothing",
         &[
+            ("kill -CONT $(pgrep stead)", ALLOWED),
+            ("pkill -WINCH stead", ALLOWED),
+            ("launchctl kill 0 gui/501/com.example.web", ALLOWED),
+            ("launchctl kill SIGCONT gui/501/com.example.web", ALLOWED),
+            ("vim ./bin/restart-db", ALLOWED),
+            ("nano bin/restart-db", ALLOWED),
+            ("code bin/restart-db", ALLOWED),
+            ("last reboot", ALLOWED),
+            ("apropos reboot", ALLOWED),
+            ("tldr shutdown", ALLOWED),
+            ("less /var/log/syslog", ALLOWED),
             ("stead stop --help", ALLOWED),
             ("stead stop -h", ALLOWED),
             ("stead help stop", ALLOWED),

@@ -6,7 +6,9 @@
 //! environment) is marked so, together with the substitutions that will run.
 
 mod ansi;
+pub(crate) mod arith;
 mod brace;
+mod ops;
 mod vars;
 
 use brush_parser::ParserOptions;
@@ -251,7 +253,9 @@ impl<'v> Fields<'v> {
     }
 
     fn text(&mut self, text: &str, quoted: bool) {
-        if !quoted && text.contains(['*', '?', '[']) {
+        // `[` opens a pattern only with a `]` after it: a lone `[` is the test command.
+        let class = text.find('[').is_some_and(|at| text[at..].contains(']'));
+        if !quoted && (text.contains(['*', '?']) || class) {
             self.cur.glob = true;
         }
         self.cur.text.push_str(text);
@@ -313,7 +317,9 @@ impl<'v> Fields<'v> {
                 }
                 WordPiece::AnsiCQuotedText(text) => {
                     self.cur.quoted = true;
-                    self.text(&ansi::decode(text), true);
+                    // A NUL ends the string, as bash's own strings end there.
+                    let decoded = ansi::decode(text);
+                    self.text(decoded.split('\0').next().unwrap_or(""), true);
                 }
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
@@ -337,10 +343,13 @@ impl<'v> Fields<'v> {
                     self.cur.subs.push(script.clone());
                 }
                 WordPiece::ParameterExpansion(expr) => self.parameter(expr, source, quoted)?,
-                WordPiece::ArithmeticExpression(expr) => {
-                    self.unknown(source);
-                    self.subs_in(&expr.value)?;
-                }
+                WordPiece::ArithmeticExpression(expr) => match arith::eval(&expr.value) {
+                    Some(number) => self.value(&number.to_string(), quoted, source),
+                    None => {
+                        self.unknown(source);
+                        self.subs_in(&expr.value)?;
+                    }
+                },
             }
         }
         Ok(())
@@ -404,9 +413,25 @@ impl<'v> Fields<'v> {
                     self.subs_in(inner)?;
                 }
             },
-            _ => {
-                self.unknown(source);
-                self.subs_in(inner)?;
+            other => {
+                let known = match parameter_of(other) {
+                    Some(parameter) => match self.vars.parameter(parameter) {
+                        Lookup::Known(value) => {
+                            let (vars, depth) = (self.vars, self.depth + 1);
+                            let literal = move |raw: &str| literal(vars, depth, raw);
+                            ops::apply(other, value, &literal)
+                        }
+                        _ => None,
+                    },
+                    None => None,
+                };
+                match known {
+                    Some(value) => self.value(&value, quoted, source),
+                    None => {
+                        self.unknown(source);
+                        self.subs_in(inner)?;
+                    }
+                }
             }
         }
         Ok(())
@@ -482,6 +507,82 @@ impl<'v> Fields<'v> {
     }
 }
 
+/// The parameter a transforming expansion reads, unless it is read indirectly.
+fn parameter_of(expr: &ParameterExpr) -> Option<&Parameter> {
+    match expr {
+        ParameterExpr::ParameterLength {
+            parameter,
+            indirect: false,
+        }
+        | ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::Substring {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect: false,
+            ..
+        } => Some(parameter),
+        _ => None,
+    }
+}
+
+/// A word inside an expansion (a pattern, a replacement) as literal text; `None` when
+/// some of it is not known.
+fn literal(vars: &Vars, depth: usize, raw: &str) -> Option<String> {
+    let mut fields = Fields::new(vars);
+    fields.depth = depth;
+    fields.word(raw, true).ok()?;
+    let arg = fields.finish().into_iter().next().unwrap_or_default();
+    (!arg.dynamic && arg.subs.is_empty()).then_some(arg.text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,6 +622,26 @@ mod tests {
         vars.assign("IFS", Some(",".into()), true);
         vars.assign("L", Some("a,,b".into()), true);
         assert_eq!(words("$L", &vars), ["a", "", "b"]);
+        vars.unset("IFS");
+        assert_eq!(words("$S", &vars), ["systemctl", "restart"]);
+    }
+
+    #[test]
+    fn operations_on_known_values() {
+        let mut vars = Vars::new(1 << 20);
+        vars.assign("x", Some("webx".into()), true);
+        assert_eq!(words("${x%x}", &vars), ["web"]);
+        assert_eq!(words("${x%?}", &vars), ["web"]);
+        assert_eq!(words("${x/x/y}", &vars), ["weby"]);
+        assert_eq!(words("${x:0:3}", &vars), ["web"]);
+        assert_eq!(words("${x: -1}", &vars), ["x"]);
+        assert_eq!(words("${x^^}", &vars), ["WEBX"]);
+        assert_eq!(words("${#x}", &vars), ["4"]);
+        assert_eq!(words("${x#w}", &vars), ["ebx"]);
+        assert_eq!(words("${x##*e}", &vars), ["bx"]);
+        assert_eq!(words("$((1 + 2))", &vars), ["3"]);
+        assert_eq!(words("$'st\\0x'ead", &vars), ["stead"]);
+        assert!(expand("${x/$y/z}", &vars).unwrap()[0].dynamic);
     }
 
     #[test]

@@ -103,6 +103,17 @@ impl Vars {
         self.values.insert(name.to_owned(), known);
     }
 
+    /// `unset NAME`: empty from now on, except `IFS`, which goes back to splitting on
+    /// blanks.
+    pub fn unset(&mut self, name: &str) {
+        match name {
+            "IFS" => {
+                self.values.remove(name);
+            }
+            _ => self.assign(name, Some(String::new()), true),
+        }
+    }
+
     /// Enters a function call with these arguments.
     pub fn enter(&mut self, args: Option<Vec<String>>) {
         self.frames.push(args);

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::json;
 use stead_client::paths::StatePaths;
 use stead_client::{Client, ClientError};
-use stead_guard::{EXIT_REFUSED, Guard, HookAnswer, MAX_COMMAND, Refusal, StateDirs, Verdict};
+use stead_guard::{EXIT_REFUSED, Guard, HookAnswer, MAX_COMMAND, Protected, Refusal, Verdict};
 use stead_protocol::{ErrorCode, Service, ServiceSpec, exit};
 
 use super::output;
@@ -102,12 +102,13 @@ fn hook(dir: Option<&Path>) -> HookAnswer {
 /// The guard for the declared services, aimed at this state directory's ledger.
 fn guard(dir: Option<&Path>) -> Guard {
     let own = StatePaths::resolve(dir).ok();
-    let dirs = StateDirs {
-        own: own.as_ref().map(|p| p.dir().to_path_buf()),
-        default: StatePaths::chosen(None).ok(),
+    let dirs = Protected {
+        state_dir: own.as_ref().map(|p| p.dir().to_path_buf()),
+        default_state_dir: StatePaths::chosen(None).ok(),
         socket: own.as_ref().map(|p| p.socket().to_path_buf()),
+        exe: std::env::current_exe().ok(),
     };
-    Guard::new(&declared(dir)).with_state_dirs(dirs)
+    Guard::new(&declared(dir)).protecting(dirs)
 }
 
 /// The declared services. When they cannot be read, stead itself is still guarded:
