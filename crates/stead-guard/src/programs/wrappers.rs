@@ -461,7 +461,21 @@ pub(super) fn through(name: &str, argv: &[Arg], from: Option<&str>) -> Option<Ve
     while wrapper.assignments && rest.first().is_some_and(|a| is_assignment(&a.text)) {
         rest = &rest[1..];
     }
-    command.extend(rest.iter().skip(wrapper.operands).cloned());
+    let mut rest = rest.get(wrapper.operands..).unwrap_or_default();
+    // flock takes `-c COMMAND` after its file too.
+    if name == "flock"
+        && let [option, code, ..] = rest
+        && matches!(option.text.as_str(), "-c" | "--command")
+    {
+        out.push(Inner::Script {
+            code: code.clone(),
+            via,
+            what: "the script `flock` runs".to_owned(),
+            posix: true,
+        });
+        rest = &[];
+    }
+    command.extend(rest.iter().cloned());
     if name == "xargs" {
         // With `-I R`, each `R` in the command is a word read from its input.
         let replace = scan

@@ -22,6 +22,8 @@ const MAX_CALLS: usize = 16;
 const MAX_READS: usize = 16;
 
 struct Function {
+    /// Which definition this is: a redefinition is read on its own.
+    id: usize,
     body: Rc<ast::FunctionBody>,
     source: Rc<Source>,
     /// Defined in a script that is only a guess.
@@ -32,14 +34,15 @@ struct Function {
     reads: usize,
 }
 
-/// One reading of a function: its name, the gates around the call, its arguments
+/// One reading of a function: its definition, the gates around the call, its arguments
 /// (`None`: not known).
-type Reading = (String, Gates, Option<Vec<String>>);
+type Reading = (usize, Gates, Option<Vec<String>>);
 
 #[derive(Default)]
 pub(super) struct Defs {
     functions: HashMap<String, Function>,
-    /// Definition order, for reading the uncalled ones in order.
+    /// Definition order (a name again for each redefinition), for reading the
+    /// uncalled ones in order.
     order: Vec<String>,
     aliases: HashMap<String, String>,
     /// Aliases being expanded: an alias does not expand itself.
@@ -50,12 +53,13 @@ pub(super) struct Defs {
 impl Walker<'_> {
     pub(super) fn define(&mut self, function: &ast::FunctionDefinition, scope: Scope<'_>) {
         let name = function.fname.value.clone();
-        if !self.defs.functions.contains_key(&name) {
-            self.defs.order.push(name.clone());
-        }
+        // A redefinition is a function of its own, to be read even if the first was.
+        self.defs.order.push(name.clone());
+        let id = self.defs.order.len();
         self.defs.functions.insert(
             name,
             Function {
+                id,
                 body: Rc::new(function.body.clone()),
                 source: Rc::clone(scope.source),
                 lenient: scope.lenient,
@@ -86,7 +90,7 @@ impl Walker<'_> {
             .all(Arg::is_exact)
             .then(|| args.iter().map(|a| a.text.clone()).collect::<Vec<_>>())
             .filter(|_| function.reads < MAX_READS);
-        let reading = (name.to_owned(), scope.gated.clone(), known.clone());
+        let reading = (function.id, scope.gated.clone(), known.clone());
         if let Some(proven) = self.defs.readings.get(&reading) {
             return proven.clone();
         }

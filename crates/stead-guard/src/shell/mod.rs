@@ -112,6 +112,7 @@ pub(crate) fn walk(script: &str, ctx: &Context<'_>) -> Result<Walk, String> {
         limit: None,
         established: Gates::new(),
         negated: Gates::new(),
+        read_docs: HashSet::new(),
     };
     let source = walker.source(script.to_owned());
     let gated = Gates::new();
@@ -198,8 +199,9 @@ pub(crate) fn parse(script: &str, max_substitutions: usize) -> Result<ast::Progr
 /// What a command reads on standard input.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Stdin {
-    /// Here-documents and here-strings, as the shell feeds them.
-    pub docs: Vec<String>,
+    /// Here-documents and here-strings, as the shell feeds them: shared, since every
+    /// command inside a redirected group inherits them.
+    pub docs: Vec<Rc<str>>,
     /// Something else: a pipe, a file, a process substitution, another descriptor.
     pub unknown: bool,
     /// The command piping into it, when that is one simple command (`pgrep -u me |
@@ -280,6 +282,8 @@ struct Walker<'c> {
     /// The gates of a negated lone command just walked (`! stead gate`): what its
     /// failure proves.
     negated: Gates,
+    /// Here-documents already read as scripts (where, with which gates).
+    read_docs: HashSet<(usize, Gates)>,
 }
 
 impl Walker<'_> {
@@ -308,10 +312,10 @@ impl Walker<'_> {
             return Gates::new();
         }
         if script.len() > self.parse_budget {
-            self.limit = Some(format!(
-                "the scripts nested in it add up to more than the guard reads ({} bytes)",
-                limits::MAX_COMMAND
-            ));
+            self.limit = Some(
+                "the scripts nested in it (substitutions, shells' scripts, aliases, functions read again) add up to more than 16 times its own size"
+                    .to_owned(),
+            );
             return Gates::new();
         }
         self.parse_budget -= script.len();

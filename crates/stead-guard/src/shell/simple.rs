@@ -8,6 +8,8 @@ use brush_parser::ast::{
     IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, ProcessSubstitutionKind,
 };
 
+use std::rc::Rc;
+
 use super::{Event, Scope, Stdin, Walker};
 use crate::programs::{self, Inner, Via};
 use crate::stead_cmd::{self, Gates};
@@ -274,13 +276,13 @@ impl Walker<'_> {
                     },
                     false => doc.doc.value.clone(),
                 };
-                stdin.docs.push(body);
+                stdin.docs.push(body.into());
             }
             IoRedirect::HereString(_, word) => match words::scalar(&word.value, &self.vars) {
                 Ok(value) => {
                     self.subs(&value.subs, scope);
                     stdin.unknown |= value.dynamic;
-                    stdin.docs.push(value.text);
+                    stdin.docs.push(value.text.into());
                 }
                 Err(e) => {
                     self.unreadable_word(&word.value, e, scope);
@@ -464,7 +466,12 @@ impl Walker<'_> {
             Inner::ShellStdin { via: how, what } => {
                 let mut gates = Gates::new();
                 for doc in &site.stdin.docs {
-                    gates = self.nested(doc, &what, via(how), true);
+                    // Every shell in a group fed one here-document reads the same
+                    // script: read it once for each set of gates.
+                    let reading = (Rc::as_ptr(doc) as *const u8 as usize, scope.gated.clone());
+                    if self.read_docs.insert(reading) {
+                        gates = self.nested(doc, &what, via(how), true);
+                    }
                 }
                 if site.stdin.unknown {
                     self.opaque(&site.text, what, via(how));

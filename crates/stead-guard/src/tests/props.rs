@@ -118,7 +118,7 @@ const WRAPPINGS: &[(&str, Kind)] = &[
     ("case x in *) {};; esac", Compound),
     ("f() { {}; }; f", Compound),
     ("f() { {}; }", Compound),
-    ("echo $({})", Compound),
+    ("echo $( {} )", Compound),
     ("true && {}", Compound),
     ("false || {}", Compound),
     ("cargo build; {}", Compound),

@@ -673,6 +673,7 @@ const TABLE: &[Class] = &[
     (
         "wrappers",
         &[
+            ("flock /tmp/l -c 'flock /tmp/l -c \"pkill stead\"'", STEAD),
             ("sudo -u root systemctl restart web", WEB),
             ("sudo -u root -- systemctl restart web", WEB),
             ("env FOO=1 pkill -f web-server", WEB),
@@ -1005,6 +1006,8 @@ const TABLE: &[Class] = &[
     (
         "where a command can hide",
         &[
+            ("f() { f() { pkill stead; }; }", STEAD),
+            ("echo $(( pkill stead ))", ALLOWED),
             ("( (stead stop) )", STEAD),
             ("( (systemctl restart web) )", WEB),
             ("if ( (stead stop) ); then :; fi", STEAD),
