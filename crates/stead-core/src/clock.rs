@@ -100,6 +100,68 @@ impl Clock for ManualClock {
     }
 }
 
+/// A host's clock set to a shared ledger's: the local clock plus the offset to the
+/// database's clock, last measured at a lease renewal. A server of a shared ledger reads
+/// time through it, so the fires it computes as the leader and the times it records follow
+/// the one clock every host agrees on, whatever this host's own clock says; expiries are
+/// still judged by the database itself, in the statements that write them.
+#[derive(Debug)]
+pub struct LedgerClock {
+    local: SharedClock,
+    /// The database's clock minus the local one, in microseconds.
+    offset_us: std::sync::atomic::AtomicI64,
+}
+
+impl LedgerClock {
+    pub fn new(local: SharedClock) -> Arc<Self> {
+        Arc::new(Self {
+            local,
+            offset_us: std::sync::atomic::AtomicI64::new(0),
+        })
+    }
+
+    /// This host's own reading, uncorrected.
+    pub fn local_now(&self) -> Timestamp {
+        self.local.now()
+    }
+
+    /// Records a reading of the ledger's clock, `ledger`, taken while the local clock
+    /// went from `sent` to `received`: the reading is set against the midpoint.
+    pub fn observe(&self, sent: Timestamp, ledger: Timestamp, received: Timestamp) {
+        let half_trip = received.duration_since(sent) / 2;
+        let offset = ledger.duration_since(sent + half_trip);
+        let us = i64::try_from(offset.as_micros()).unwrap_or(i64::MAX);
+        self.offset_us
+            .store(us, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The ledger's clock minus this host's, as last observed.
+    pub fn offset(&self) -> SignedDuration {
+        SignedDuration::from_micros(self.offset_us.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl Clock for LedgerClock {
+    fn now(&self) -> Timestamp {
+        self.local.now() + self.offset()
+    }
+
+    fn sleep_until(&self, deadline: Timestamp) -> Sleep<'_> {
+        Box::pin(async move {
+            // The offset may move while sleeping: sleep on the local clock in short
+            // steps and judge the deadline in ledger time after each.
+            loop {
+                let now = self.now();
+                if now >= deadline {
+                    return;
+                }
+                let step = deadline.duration_since(now).min(span(WALL_RECHECK));
+                self.local.sleep_until(self.local.now() + step).await;
+            }
+        })
+    }
+}
+
 /// A shared clock handle.
 pub type SharedClock = Arc<dyn Clock>;
 
@@ -130,4 +192,49 @@ pub fn rfc3339(t: Timestamp) -> String {
 /// A span of wall time as long as `d` (for arithmetic on timestamps), saturating.
 pub fn span(d: Duration) -> SignedDuration {
     SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + secs).unwrap()
+    }
+
+    #[test]
+    fn a_ledger_clock_reads_the_ledgers_time_from_a_skewed_host() {
+        let local = ManualClock::new(at(0));
+        let clock = LedgerClock::new(local.clone());
+        assert_eq!(clock.now(), at(0));
+        // The host runs 10 s ahead: the database read 50 s while the host read 60 s.
+        local.set(at(62));
+        clock.observe(at(60), at(51), at(62));
+        assert_eq!(clock.offset(), SignedDuration::from_secs(-10));
+        assert_eq!(clock.now(), at(52));
+        assert_eq!(clock.local_now(), at(62));
+        // Behind by 10 s, with a 4 s round trip centred on the reading.
+        clock.observe(at(60), at(72), at(64));
+        assert_eq!(clock.offset(), SignedDuration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn a_ledger_clock_wakes_a_sleeper_at_the_ledgers_deadline() {
+        let local = ManualClock::new(at(0));
+        let clock = LedgerClock::new(local.clone());
+        clock.observe(at(0), at(100), at(0));
+        let sleeper = {
+            let clock = clock.clone();
+            tokio::spawn(async move { clock.sleep_until(at(110)).await })
+        };
+        // Ledger time 105: not yet.
+        local.set(at(5));
+        tokio::task::yield_now().await;
+        assert!(!sleeper.is_finished());
+        local.set(at(10));
+        tokio::time::timeout(std::time::Duration::from_secs(10), sleeper)
+            .await
+            .expect("woken at the ledger's deadline")
+            .unwrap();
+    }
 }

@@ -1,7 +1,7 @@
 //! The ledger's plain records: what the store keeps and answers, and what the server
 //! hands it, as data with no I/O (the store's traits are in `stead-store`).
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, ServiceSpec, Trigger};
 
 use crate::identity::StartIdentity;
@@ -81,6 +81,10 @@ pub struct HostRow {
     pub epoch: i64,
     pub renewed_at: Option<Timestamp>,
     pub expires_at: Timestamp,
+    /// How long ago it last renewed, by the database's clock (what judges it lost).
+    pub silent_for: Option<SignedDuration>,
+    /// How far its clock was from the database's at its last renewal (positive: ahead).
+    pub clock_offset_ms: Option<i64>,
     /// Its runs queued or running.
     pub in_flight: u64,
 }
@@ -92,6 +96,8 @@ pub struct LeaderRow {
     pub machine_id: Option<String>,
     pub server_id: Option<String>,
     pub expires_at: Timestamp,
+    /// Whether the leadership is unexpired, by the database's clock.
+    pub live: bool,
 }
 
 /// What a shared ledger tells its servers between their own requests.

@@ -23,8 +23,9 @@ use crate::records::NewRun;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MonitorPlan {
     pub run_id: i64,
-    /// The ledger the monitor records into.
-    pub ledger: crate::locator::StoreLocator,
+    /// The ledger the run belongs to, by identity (the monitor is told how to reach it
+    /// by its server, see [`MonitorStart`]).
+    pub ledger: crate::locator::LedgerRef,
     /// Program and arguments (a shell job is already `["sh", "-c", SCRIPT]`).
     pub argv: Vec<String>,
     pub cwd: Option<PathBuf>,
@@ -44,6 +45,15 @@ pub struct MonitorPlan {
     /// the run (as recorded) as JSON on its stdin.
     #[serde(default)]
     pub on_failure: Option<String>,
+}
+
+/// What a server writes to a monitor's stdin: the run's plan, and how this host reaches
+/// the ledger. The locator travels only over that pipe (a URL may carry a password), so
+/// every host's monitors use their own host's URL.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MonitorStart {
+    pub plan: MonitorPlan,
+    pub store: crate::locator::StoreLocator,
 }
 
 /// The default cap on one run's log.

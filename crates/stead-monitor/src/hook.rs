@@ -160,7 +160,7 @@ mod tests {
         let (group_file, input_file) = (tmp.path().join("group"), tmp.path().join("input"));
         let plan = MonitorPlan {
             run_id: 1,
-            ledger: stead_core::locator::StoreLocator::Sqlite {
+            ledger: stead_core::locator::LedgerRef::Sqlite {
                 path: tmp.path().join("stead.db"),
             },
             argv: vec!["false".into()],

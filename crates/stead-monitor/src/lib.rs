@@ -39,7 +39,7 @@ use self::log::Log;
 use self::signals::SignalPipe;
 use self::watch::{Ownership, Stop};
 use stead_core::identity;
-use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd};
 use stead_store::{RunRecorder, StoreError};
 
 /// How long to keep retrying a ledger write that fails (the ledger may be busy, or its
@@ -94,12 +94,12 @@ fn announce_start() {
 
 pub fn main() -> i32 {
     let mut input = String::new();
-    let plan = match std::io::stdin()
+    let MonitorStart { plan, store } = match std::io::stdin()
         .read_to_string(&mut input)
         .map_err(|e| e.to_string())
-        .and_then(|_| serde_json::from_str::<MonitorPlan>(&input).map_err(|e| e.to_string()))
+        .and_then(|_| serde_json::from_str::<MonitorStart>(&input).map_err(|e| e.to_string()))
     {
-        Ok(plan) => plan,
+        Ok(start) => start,
         Err(e) => {
             // Without a plan there is no log to write to; stderr is all there is.
             eprintln!("stead monitor: failed to read the plan: {e}");
@@ -108,7 +108,7 @@ pub fn main() -> i32 {
     };
     let machine = stead_core::machine::machine_id().unwrap_or_default();
     // A shared ledger may be restarting: the connection is retried as every write is.
-    let store = match with_retry(|| stead_store::open_recorder(&plan.ledger, &machine)) {
+    let store = match with_retry(|| stead_store::open_recorder(&store, &plan.ledger, &machine)) {
         Ok(store) => store,
         Err(e) => {
             log::note_at(&plan.log_path, &format!("failed to start: {e}"));

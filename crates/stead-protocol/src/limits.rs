@@ -5,3 +5,9 @@ pub const MAX_RUN_LIST: u32 = 10_000;
 
 /// How many runs `run_list` answers when the filter sets no limit.
 pub const DEFAULT_RUN_LIST: u32 = 50;
+
+/// A host whose clock is further than this from a shared ledger's database clock is told
+/// so (`stead status`, `stead hosts`, `stead doctor`). Nothing depends on the hosts'
+/// clocks agreeing (expiries are the database's), but the times a skewed host shows are
+/// off by as much.
+pub const CLOCK_SKEW_WARN_MS: i64 = 1_000;

@@ -22,6 +22,10 @@ pub struct StatusResult {
     /// The HTTP API's base URL (`http://127.0.0.1:PORT`), while it listens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<String>,
+    /// On a shared ledger: this host's clock minus the database's, in milliseconds, as
+    /// measured at the last lease renewal (positive: this host is ahead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ms: Option<i64>,
 }
 
 /// Parameters of `stop`.
@@ -96,4 +100,8 @@ pub struct HostInfo {
     pub last_heartbeat: Option<String>,
     /// Runs it has queued or running.
     pub in_flight: u64,
+    /// Its clock minus the database's at its last renewal, in milliseconds (positive:
+    /// ahead); null on a ledger of one host, which has only its own clock.
+    #[serde(default)]
+    pub clock_offset_ms: Option<i64>,
 }

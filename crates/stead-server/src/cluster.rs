@@ -82,8 +82,7 @@ async fn campaign(shared: Arc<Shared>) {
     let mut heard_since: Option<std::time::Instant> = None;
     loop {
         let lease = shared.lease();
-        let now = shared.world.clock.now();
-        let outcome = on_cluster(&shared, move |_, c| c.lead(&lease, now, ttl)).await;
+        let outcome = on_cluster(&shared, move |_, c| c.lead(&lease, ttl)).await;
         let was = *shared.leader.borrow();
         match outcome {
             Ok(Some(epoch)) => {
@@ -131,8 +130,7 @@ async fn campaign(shared: Arc<Shared>) {
 async fn settle_lost_hosts(shared: &Arc<Shared>, epoch: i64) {
     let now = shared.world.clock.now();
     let lease = stead_core::clock::span(shared.world.config.timings.lease);
-    let cutoff = now.checked_sub(lease).unwrap_or(now);
-    let settled = on_cluster(shared, move |_, c| c.settle_lost_hosts(cutoff, now, epoch)).await;
+    let settled = on_cluster(shared, move |_, c| c.settle_lost_hosts(lease, now, epoch)).await;
     match settled {
         Ok(ids) if !ids.is_empty() => {
             warn!(runs = ?ids, "runs of a lost host ended interrupted");

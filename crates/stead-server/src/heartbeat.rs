@@ -10,9 +10,11 @@ use std::sync::Arc;
 use tracing::{debug, error, info, warn};
 
 use super::shared::{Shared, StopReason};
+use crate::ledger::blocking;
 use crate::lock;
 use stead_core::clock::rfc3339;
 use stead_core::lease::{self, RenewOutcome};
+use stead_protocol::limits::CLOCK_SKEW_WARN_MS;
 
 pub async fn run(shared: Arc<Shared>) {
     let interval = shared.world.config.timings.heartbeat;
@@ -29,6 +31,37 @@ pub async fn run(shared: Arc<Shared>) {
     }
 }
 
+/// Sets a shared ledger's clock before the server schedules anything (later renewals
+/// keep it set).
+pub async fn read_ledger_clock(shared: &Arc<Shared>) {
+    let Some(clock) = shared.ledger_clock.clone() else {
+        return;
+    };
+    let read = blocking(shared, move |s| {
+        let sent = clock.local_now();
+        let ledger = match s.world.store.cluster() {
+            Some(cluster) => cluster.ledger_time()?,
+            None => return Ok(()),
+        };
+        clock.observe(sent, ledger, clock.local_now());
+        Ok(())
+    })
+    .await;
+    if let Err(e) = read {
+        warn!(cause = %e.message, "failed to read the ledger's clock; using this host's until the next renewal");
+    }
+    if let Some(offset) = shared.clock_offset_ms()
+        && offset.abs() > CLOCK_SKEW_WARN_MS
+    {
+        warn!(
+            offset_ms = offset,
+            "this host's clock is {} the database's by {:.1} s; stead follows the database's clock",
+            if offset > 0 { "ahead of" } else { "behind" },
+            offset.abs() as f64 / 1000.0
+        );
+    }
+}
+
 /// One renewal. Returns false once the server must stop.
 async fn renew(shared: &Arc<Shared>) -> bool {
     let ttl = stead_core::clock::span(shared.world.config.timings.lease);
@@ -37,7 +70,15 @@ async fn renew(shared: &Arc<Shared>) -> bool {
         tokio::task::spawn_blocking(move || {
             let held = shared.lease();
             let now = shared.world.clock.now();
-            let outcome = shared.world.store.renew_lease(&held, now, ttl);
+            // The renewal carries this host's own reading, so the ledger can say how far
+            // it is from the database's clock; the expiry it returns is the database's.
+            let sent = shared.local_now();
+            let outcome = shared.world.store.renew_lease(&held, sent, ttl);
+            if let (Some(clock), Ok(RenewOutcome::Renewed { expires_at })) =
+                (&shared.ledger_clock, &outcome)
+            {
+                clock.observe(sent, *expires_at - ttl, shared.local_now());
+            }
             if let Ok(RenewOutcome::Renewed { .. }) = &outcome {
                 // A starter that lost the lease race may have left its own record behind.
                 match lock::reassert(&shared.lock_paths, &shared.lock_record, || {

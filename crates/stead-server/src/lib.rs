@@ -52,7 +52,7 @@ use std::sync::Arc;
 
 use stead_client::config::Config;
 use stead_client::paths::StatePaths;
-use stead_core::clock::SharedClock;
+use stead_core::clock::{LedgerClock, SharedClock};
 use stead_core::locator::StoreLocator;
 use stead_protocol::Hello;
 use stead_store::Store;
@@ -95,11 +95,19 @@ pub enum Outcome {
 /// to stop, or the lease is superseded. `on_ready` runs once the socket accepts
 /// connections, with the hello every client will see.
 pub async fn run(
-    world: World,
+    mut world: World,
     stop: impl Future<Output = StopReason>,
     on_ready: impl FnOnce(&Hello),
 ) -> Result<Outcome, StartError> {
     let descriptors = fdlimit::raise();
+    // On a shared ledger every host reads time as the database's clock has it.
+    let ledger_clock = world
+        .store
+        .is_shared()
+        .then(|| LedgerClock::new(world.clock.clone()));
+    if let Some(clock) = &ledger_clock {
+        world.clock = clock.clone();
+    }
     let server_id = uuid::Uuid::now_v7().to_string();
     let started = {
         let world = world.clone();
@@ -133,7 +141,14 @@ pub async fn run(
     let web = web::HttpState::new(Some(http::start_on_loopback));
     #[cfg(not(feature = "http"))]
     let web = web::HttpState::new(None);
-    let shared = Arc::new(Shared::new(world, server_id, started.held, web));
+    let shared = Arc::new(Shared::new(
+        world,
+        server_id,
+        started.held,
+        web,
+        ledger_clock,
+    ));
+    heartbeat::read_ledger_clock(&shared).await;
     // Startup binds a configured address only in a build that serves the API.
     #[cfg(feature = "http")]
     if let Some((listener, token)) = started.http {

@@ -61,12 +61,10 @@ async fn pass(shared: &Arc<Shared>) -> Pass {
     // The leader also settles the debts of lost hosts whose jobs may resume anywhere.
     let leads = shared.leader.borrow().is_some();
     let lease = stead_core::clock::span(shared.world.config.timings.lease);
-    let now = shared.world.clock.now();
-    let cutoff = now.checked_sub(lease).unwrap_or(now);
     let owed = match blocking(shared, move |s| {
         let mut owed = s.world.store.runs_owed(&machine)?;
         if leads && let Some(cluster) = s.world.store.cluster() {
-            owed.extend(cluster.runs_owed_by_lost_hosts(cutoff)?);
+            owed.extend(cluster.runs_owed_by_lost_hosts(lease)?);
         }
         Ok(owed)
     })

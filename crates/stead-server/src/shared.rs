@@ -1,6 +1,6 @@
 //! The state a running server shares between its tasks.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
 use stead_protocol::{Hello, PROTOCOL, StatusResult};
@@ -12,7 +12,7 @@ use super::metrics::Metrics;
 use super::startup::Held;
 use crate::lock::{LockPaths, LockRecord};
 use crate::web::HttpState;
-use stead_core::clock::rfc3339;
+use stead_core::clock::{LedgerClock, rfc3339};
 use stead_core::identity::StartIdentity;
 use stead_core::lease::HeldLease;
 
@@ -93,10 +93,18 @@ pub struct Shared {
     pub metrics: Metrics,
     /// The HTTP API: where it listens, and how to start it.
     pub web: HttpState,
+    /// On a shared ledger, the clock `world.clock` is: this host's, set to the database's.
+    pub ledger_clock: Option<Arc<LedgerClock>>,
 }
 
 impl Shared {
-    pub fn new(world: World, server_id: String, started: Held, web: HttpState) -> Self {
+    pub fn new(
+        world: World,
+        server_id: String,
+        started: Held,
+        web: HttpState,
+        ledger_clock: Option<Arc<LedgerClock>>,
+    ) -> Self {
         let started_at = world.clock.now();
         Self {
             world,
@@ -124,6 +132,7 @@ impl Shared {
             runtime: tokio::runtime::Handle::current(),
             metrics: Metrics::default(),
             web,
+            ledger_clock,
         }
     }
 
@@ -185,6 +194,21 @@ impl Shared {
             start_identity: self.start_identity.to_string(),
             ledger: self.world.ledger.describe(),
             http: self.web.endpoint().map(|e| e.url()),
+            clock_offset_ms: self.clock_offset_ms(),
+        }
+    }
+
+    /// On a shared ledger, this host's clock minus the database's, as last measured.
+    pub fn clock_offset_ms(&self) -> Option<i64> {
+        let offset = self.ledger_clock.as_ref()?.offset();
+        i64::try_from((-offset).as_millis()).ok()
+    }
+
+    /// This host's own wall clock, whatever the ledger's says.
+    pub fn local_now(&self) -> Timestamp {
+        match &self.ledger_clock {
+            Some(clock) => clock.local_now(),
+            None => self.world.clock.now(),
         }
     }
 

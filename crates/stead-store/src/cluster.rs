@@ -24,14 +24,12 @@ pub struct ClaimingHost<'a> {
 }
 
 pub trait Cluster: Send + Sync {
-    /// Claims or renews the scheduler's leadership for the server holding `lease`;
-    /// returns the leader epoch while it leads.
-    fn lead(
-        &self,
-        lease: &HeldLease,
-        now: Timestamp,
-        ttl: SignedDuration,
-    ) -> Result<Option<i64>, StoreError>;
+    /// Claims or renews the scheduler's leadership for the server holding `lease`, until
+    /// `ttl` past the database's now; returns the leader epoch while it leads.
+    fn lead(&self, lease: &HeldLease, ttl: SignedDuration) -> Result<Option<i64>, StoreError>;
+
+    /// The database's clock, read now: what every expiry on this ledger is judged by.
+    fn ledger_time(&self) -> Result<Timestamp, StoreError>;
 
     /// Gives the leadership up (a server on its way down).
     fn resign(&self, lease: &HeldLease, epoch: i64) -> Result<(), StoreError>;
@@ -52,19 +50,19 @@ pub trait Cluster: Send + Sync {
         epoch: i64,
     ) -> Result<Vec<MonitorPlan>, StoreError>;
 
-    /// Ends, at `now`, the runs in flight of other hosts whose servers last renewed
-    /// their lease before `cutoff` as interrupted (fenced by the leader `epoch`); returns
-    /// the ids ended.
+    /// Ends, at `now`, the runs in flight of other hosts whose servers have not renewed
+    /// their lease for `silence` by the database's clock as interrupted (fenced by the
+    /// leader `epoch`); returns the ids ended.
     fn settle_lost_hosts(
         &self,
-        cutoff: Timestamp,
+        silence: SignedDuration,
         now: Timestamp,
         epoch: i64,
     ) -> Result<Vec<i64>, StoreError>;
 
-    /// Interrupted, unsettled runs of hosts silent since before `cutoff` whose jobs may
-    /// resume on any host, oldest first.
-    fn runs_owed_by_lost_hosts(&self, cutoff: Timestamp) -> Result<Vec<Run>, StoreError>;
+    /// Interrupted, unsettled runs of hosts silent for `silence` (by the database's
+    /// clock) whose jobs may resume on any host, oldest first.
+    fn runs_owed_by_lost_hosts(&self, silence: SignedDuration) -> Result<Vec<Run>, StoreError>;
 
     /// Calls `wake` for every notification the ledger sends, from a thread of its own,
     /// reconnecting after a lost connection, until `wake` returns false.

@@ -55,6 +55,9 @@ pub enum StoreError {
     /// A cluster operation on a ledger of one host.
     #[error("this ledger is not shared by several hosts")]
     NotShared,
+    /// The URL this host was given leads to another ledger than the run's.
+    #[error("this host's store URL leads to {found}, but the run belongs to {expected}")]
+    OtherLedger { expected: String, found: String },
     /// This build cannot open a ledger of this kind.
     #[error("this stead was built without {kind} support (cargo feature `{feature}`)")]
     Unsupported {

@@ -9,6 +9,13 @@ use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, LeaseRow, RenewOutcom
 use crate::StoreError;
 
 /// The lease of the host a store was opened for.
+///
+/// Time: on a ledger of one host `now` is the one clock there is. On a shared ledger the
+/// database's clock decides every expiry (a claim's "expired", a renewal's new expiry, a
+/// release), in the statement that writes it, so hosts whose clocks disagree still agree
+/// on who holds what; `now` is then only this host's reading, kept beside the row to
+/// report how far the host's clock is from the database's. Expiries returned are in the
+/// ledger's time.
 pub trait Lease {
     /// Claims the lease for `claimant` if it is released or expired at `now`, or, when
     /// `dead_owner` is given, if the row is still exactly that row (its owner has been

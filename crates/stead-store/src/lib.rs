@@ -32,7 +32,7 @@ pub mod sqlite;
 
 use std::sync::Arc;
 
-use stead_core::locator::StoreLocator;
+use stead_core::locator::{LedgerRef, StoreLocator};
 
 pub use catalog::Catalog;
 pub use cluster::{ClaimingHost, Cluster};
@@ -43,6 +43,9 @@ pub use recorder::RunRecorder;
 
 /// A ledger as a server uses it.
 pub trait Store: Lease + Catalog + RunLedger + Send + Sync + std::fmt::Debug {
+    /// Which ledger this is, as a run's plan names it (nothing secret).
+    fn ledger_ref(&self) -> LedgerRef;
+
     /// What a ledger shared by several hosts does; `None` on a ledger of one host, whose
     /// one server leads the scheduler with its own epoch and starts what it admits.
     fn cluster(&self) -> Option<&dyn Cluster> {
@@ -72,22 +75,42 @@ pub fn open(locator: &StoreLocator, machine_id: &str) -> Result<Arc<dyn Store>, 
 }
 
 /// Opens the ledger `locator` names for a run's monitor, which only records its run (the
-/// server that started it migrated the schema already).
+/// server that started it migrated the schema already), and checks that it is the ledger
+/// the run belongs to (`run_ledger`, from the run's plan): a host whose URL leads
+/// elsewhere must not record the run there.
 #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
 pub fn open_recorder(
     locator: &StoreLocator,
+    run_ledger: &LedgerRef,
     machine_id: &str,
 ) -> Result<Box<dyn RunRecorder>, StoreError> {
     match locator {
         #[cfg(feature = "sqlite")]
-        StoreLocator::Sqlite { path } => Ok(Box::new(sqlite::SqliteStore::open(path)?)),
+        StoreLocator::Sqlite { path } => same_ledger(sqlite::SqliteStore::open(path)?, run_ledger),
         #[cfg(feature = "postgres")]
-        StoreLocator::Postgres { url } => Ok(Box::new(postgres::PgStore::connect_recorder(
-            url, machine_id,
-        )?)),
+        StoreLocator::Postgres { url } => same_ledger(
+            postgres::PgStore::connect_recorder(url, machine_id)?,
+            run_ledger,
+        ),
         // Reached only in a build without one of the backends.
         #[allow(unreachable_patterns)]
         other => Err(unsupported(other)),
+    }
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn same_ledger<S: Store + RunRecorder + 'static>(
+    store: S,
+    run_ledger: &LedgerRef,
+) -> Result<Box<dyn RunRecorder>, StoreError> {
+    let found = store.ledger_ref();
+    if &found == run_ledger {
+        Ok(Box::new(store))
+    } else {
+        Err(StoreError::OtherLedger {
+            expected: run_ledger.describe(),
+            found: found.describe(),
+        })
     }
 }
 

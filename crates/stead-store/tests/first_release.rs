@@ -134,7 +134,7 @@ fn a_new_server_writes_after_it_with_fresh_ids() {
     };
     let plan = |id: i64, log: &Path, _key: &str| stead_core::runs::MonitorPlan {
         run_id: id,
-        ledger: stead_core::locator::StoreLocator::Sqlite {
+        ledger: stead_core::locator::LedgerRef::Sqlite {
             path: "stead.db".into(),
         },
         argv: vec!["true".into()],

@@ -8,14 +8,20 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 
 use serde::Serialize;
 
+use jiff::Timestamp;
 use stead_client::config::Config;
 use stead_client::paths::StatePaths;
 use stead_client::probe::{self, ProbeOutcome};
 use stead_core::clock::{SharedClock, rfc3339};
 use stead_core::identity;
 use stead_core::lease::LeaseRow;
+#[cfg(not(feature = "postgres"))]
 use stead_core::locator::StoreLocator;
+#[cfg(feature = "postgres")]
+use stead_protocol::limits::CLOCK_SKEW_WARN_MS;
 use stead_server::lock::{self, LockFile};
+#[cfg(feature = "postgres")]
+use stead_store::postgres::PgStore;
 use stead_store::sqlite;
 
 /// How a check came out.
@@ -61,17 +67,18 @@ fn check(name: &'static str, health: Health, summary: String, fix: Option<String
 
 /// Runs every check.
 pub fn diagnose(paths: &StatePaths, config: &Config, clock: &SharedClock) -> Report {
-    let (ledger, lease) = match &config.store_url {
-        Some(url) => shared_ledger_checks(url, clock),
-        None => ledger_checks(paths, clock),
+    let ledger = match &config.store_url {
+        Some(url) => shared_ledger_checks(url),
+        None => {
+            let (ledger, lease) = ledger_checks(paths, clock);
+            vec![lease, ledger]
+        }
     };
-    let checks = vec![
-        state_dir_check(paths),
-        lock_check(paths),
-        lease,
-        socket_check(paths, config),
-        ledger,
-    ];
+    let mut checks = vec![state_dir_check(paths), lock_check(paths)];
+    let mut ledger = ledger.into_iter();
+    checks.extend(ledger.next());
+    checks.push(socket_check(paths, config));
+    checks.extend(ledger);
     Report {
         state_dir: paths.dir().display().to_string(),
         socket: paths.socket().display().to_string(),
@@ -199,7 +206,7 @@ fn ledger_checks(paths: &StatePaths, clock: &SharedClock) -> (Check, Check) {
         ),
     };
     let lease = match sqlite::read_lease_readonly(&path) {
-        Ok(row) => lease_check(&row, clock),
+        Ok(row) => lease_check(&row, clock.now()),
         Err(e) => check(
             "lease",
             Health::Problem,
@@ -210,56 +217,120 @@ fn ledger_checks(paths: &StatePaths, clock: &SharedClock) -> (Check, Check) {
     (ledger, lease)
 }
 
-/// A PostgreSQL ledger: reachable, migrated, and this host's lease row.
-fn shared_ledger_checks(url: &str, clock: &SharedClock) -> (Check, Check) {
-    let where_ = stead_protocol::redact_url(url);
-    let store = stead_core::machine::machine_id()
-        .map_err(|e| format!("cannot read this machine's id: {e}"))
-        .and_then(|machine| {
-            let locator = StoreLocator::Postgres {
-                url: url.to_string(),
-            };
-            stead_store::open(&locator, &machine).map_err(|e| e.to_string())
-        });
-    match store {
-        Ok(store) => {
-            let ledger = check(
-                "ledger",
-                Health::Ok,
-                format!("the shared PostgreSQL ledger {where_} answers and is migrated"),
-                None,
-            );
-            let lease = match store.lease_row() {
-                Ok(row) => lease_check(&row, clock),
-                Err(e) => check(
-                    "lease",
-                    Health::Problem,
-                    format!("cannot read this host's lease row: {e}"),
-                    None,
-                ),
-            };
-            (ledger, lease)
-        }
-        Err(e) => (
-            check(
-                "ledger",
-                Health::Problem,
-                e,
-                Some(format!(
-                    "check that PostgreSQL runs and {where_} accepts this user (`psql '{where_}'`); runs in flight go on meanwhile"
-                )),
-            ),
-            check(
-                "lease",
-                Health::Warning,
-                "unknown while the ledger is unreachable".into(),
-                None,
-            ),
-        ),
-    }
+/// A build without PostgreSQL cannot look at a shared ledger.
+#[cfg(not(feature = "postgres"))]
+fn shared_ledger_checks(url: &str) -> Vec<Check> {
+    let error = stead_store::open(
+        &StoreLocator::Postgres {
+            url: url.to_string(),
+        },
+        "",
+    )
+    .err()
+    .map_or_else(
+        || "cannot open a PostgreSQL ledger".into(),
+        |e| e.to_string(),
+    );
+    vec![check("ledger", Health::Problem, error, None)]
 }
 
-fn lease_check(row: &LeaseRow, clock: &SharedClock) -> Check {
+/// A PostgreSQL ledger: reachable, migrated, this host's lease row, and how far this
+/// host's clock is from the database's. Read only: the session is read-only, nothing is
+/// migrated and no row is touched (a diagnosis must not write).
+#[cfg(feature = "postgres")]
+fn shared_ledger_checks(url: &str) -> Vec<Check> {
+    let where_ = stead_protocol::redact_url(url);
+    let inspected = stead_core::machine::machine_id()
+        .map_err(|e| format!("cannot read this machine's id: {e}"))
+        .and_then(|machine| PgStore::inspect(url, &machine).map_err(|e| e.to_string()));
+    let found = match inspected {
+        Ok(found) => found,
+        Err(e) => {
+            return vec![
+                check(
+                    "ledger",
+                    Health::Problem,
+                    e,
+                    Some(format!(
+                        "check that PostgreSQL runs and {where_} accepts this user (`psql '{where_}'`); runs in flight go on meanwhile"
+                    )),
+                ),
+                check(
+                    "lease",
+                    Health::Warning,
+                    "unknown while the ledger is unreachable".into(),
+                    None,
+                ),
+            ];
+        }
+    };
+    let ledger = if found.schema == found.known {
+        check(
+            "ledger",
+            Health::Ok,
+            format!(
+                "the shared PostgreSQL ledger {where_} answers (schema version {})",
+                found.schema
+            ),
+            None,
+        )
+    } else if found.schema < found.known {
+        check(
+            "ledger",
+            Health::Warning,
+            format!(
+                "the shared PostgreSQL ledger {where_} answers at schema version {} (this stead writes {})",
+                found.schema, found.known
+            ),
+            Some("nothing to do: the next server to start migrates it".into()),
+        )
+    } else {
+        check(
+            "ledger",
+            Health::Problem,
+            format!(
+                "the shared PostgreSQL ledger {where_} has schema version {}, newer than this stead's {}",
+                found.schema, found.known
+            ),
+            Some("upgrade stead on this host".into()),
+        )
+    };
+    // The lease is judged by the database's clock, as every host's server judges it.
+    let lease = match &found.lease {
+        Some(row) => lease_check(row, found.ledger_time),
+        None => check(
+            "lease",
+            Health::Ok,
+            "never claimed: the ledger has no schema yet".into(),
+            None,
+        ),
+    };
+    let half = found.local_received.duration_since(found.local_sent) / 2;
+    let offset = (found.local_sent + half).duration_since(found.ledger_time);
+    let offset_ms = i64::try_from(offset.as_millis()).unwrap_or(i64::MAX);
+    let clock = if offset_ms.abs() > CLOCK_SKEW_WARN_MS {
+        check(
+            "clock",
+            Health::Warning,
+            format!(
+                "this host's clock is {:.1} s {} the database's",
+                offset_ms.unsigned_abs() as f64 / 1000.0,
+                if offset_ms > 0 { "ahead of" } else { "behind" }
+            ),
+            Some("leases and fires follow the database's clock, so nothing is cut or doubled; set the clock right (NTP: `timedatectl set-ntp true`) so the times this host shows agree".into()),
+        )
+    } else {
+        check(
+            "clock",
+            Health::Ok,
+            format!("within {CLOCK_SKEW_WARN_MS} ms of the database's ({offset_ms:+} ms)"),
+            None,
+        )
+    };
+    vec![lease, ledger, clock]
+}
+
+fn lease_check(row: &LeaseRow, now: Timestamp) -> Check {
     let Some(owner) = &row.owner else {
         return check(
             "lease",
@@ -269,7 +340,7 @@ fn lease_check(row: &LeaseRow, clock: &SharedClock) -> Check {
         );
     };
     let alive = identity::is_alive(owner.pid, &owner.start_identity);
-    let expired = row.expires_at <= clock.now();
+    let expired = row.expires_at <= now;
     let until = rfc3339(row.expires_at);
     match (alive, expired) {
         (true, false) => check(

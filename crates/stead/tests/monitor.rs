@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use jiff::{SignedDuration, Timestamp};
 use stead_core::identity;
 use stead_core::lease::{ClaimOutcome, Claimant};
-use stead_core::locator::StoreLocator;
+use stead_core::locator::{LedgerRef, StoreLocator};
 use stead_core::records::{Fence, NewRun};
-use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd};
 use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, Trigger};
 use stead_store::sqlite::SqliteStore;
 use stead_store::{Catalog, Lease, RunLedger};
@@ -112,7 +112,7 @@ impl Ledger {
             resolves: None,
             skip_reason: None,
         };
-        let ledger = StoreLocator::Sqlite {
+        let ledger = LedgerRef::Sqlite {
             path: self.path().join("stead.db"),
         };
         let env = BTreeMap::from([(MARK.to_string(), self.marker.clone())]);
@@ -148,7 +148,13 @@ impl Ledger {
             .process_group(0)
             .spawn()
             .expect("stead monitor starts");
-        let json = serde_json::to_vec(plan).unwrap();
+        let start = MonitorStart {
+            plan: plan.clone(),
+            store: StoreLocator::Sqlite {
+                path: self.path().join("stead.db"),
+            },
+        };
+        let json = serde_json::to_vec(&start).unwrap();
         child.stdin.take().unwrap().write_all(&json).unwrap();
         Monitor {
             child,

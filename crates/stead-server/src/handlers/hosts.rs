@@ -43,19 +43,18 @@ pub async fn handle(shared: &Arc<Shared>) -> Answer<HostsResult> {
                     .ok()
                     .map(rfc3339),
                 in_flight: in_flight.len() as u64,
+                clock_offset_ms: None,
             }],
         });
     };
-    let now = shared.world.clock.now();
-    let leading = leader
-        .filter(|l| l.expires_at > now)
-        .and_then(|l| l.machine_id);
+    // Judged by the database's clock, as the leader judges them.
+    let leading = leader.filter(|l| l.live).and_then(|l| l.machine_id);
     let hosts = hosts
         .into_iter()
         // A row written by a connection that never served (a monitor, `stead doctor`).
         .filter(|h| h.renewed_at.is_some())
         .map(|h| {
-            let silent = h.renewed_at.is_none_or(|at| now.duration_since(at) > lease);
+            let silent = h.silent_for.is_none_or(|age| age > lease);
             let state = if silent {
                 "lost"
             } else if h.server_id.is_some() {
@@ -73,6 +72,7 @@ pub async fn handle(shared: &Arc<Shared>) -> Answer<HostsResult> {
                 epoch: h.epoch,
                 last_heartbeat: h.renewed_at.map(rfc3339),
                 in_flight: h.in_flight,
+                clock_offset_ms: h.clock_offset_ms,
             }
         })
         .collect();

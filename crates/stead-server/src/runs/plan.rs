@@ -37,7 +37,7 @@ pub fn plan_for(
     );
     MonitorPlan {
         run_id: id,
-        ledger: shared.world.ledger.clone(),
+        ledger: shared.world.store.ledger_ref(),
         argv,
         cwd: spec.cwd.as_ref().map(Into::into),
         env,

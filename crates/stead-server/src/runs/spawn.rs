@@ -1,10 +1,10 @@
 //! Starting a run's monitor: `stead monitor`, detached in a session of its own, with the
-//! plan on its stdin.
+//! plan and this host's way to the ledger on its stdin.
 
 use std::process::Stdio;
 use std::sync::Arc;
 
-use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd};
 use stead_protocol::RunStatus;
 use tokio::io::AsyncWriteExt;
 use tracing::error;
@@ -59,7 +59,11 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
         .id()
         .ok_or_else(|| std::io::Error::other("the monitor exited at once"))?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
-    let json = serde_json::to_vec(plan).expect("a monitor plan always serializes");
+    let start = MonitorStart {
+        plan: plan.clone(),
+        store: shared.world.ledger.clone(),
+    };
+    let json = serde_json::to_vec(&start).expect("a monitor plan always serializes");
     stdin.write_all(&json).await?;
     drop(stdin);
     // The child is not reaped while we hold it, so its pid cannot be reused before the

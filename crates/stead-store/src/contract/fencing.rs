@@ -144,9 +144,10 @@ pub(super) fn a_newer_claim_fences_the_older_server(s: &Subject) {
         .store
         .job_insert(&spec("a", Concurrency::Allow), now(), first.epoch)
         .unwrap();
-    // Another process takes over the expired lease through its own connection.
+    // Another process takes the lease over through its own connection (its owner was
+    // proven dead).
     let other = s.open();
-    let second = claim(&*other, &claimant("b"), t(31));
+    let second = take_over(&*other, &claimant("b"));
     assert_eq!(second.epoch, first.epoch + 1);
     assert!(matches!(
         s.store.run_admit(
@@ -186,9 +187,9 @@ pub(super) fn monitors_write_whoever_serves(s: &Subject) {
     let l = serve(s);
     let j = l.job("a", Concurrency::Allow);
     let id = l.queue(&j);
-    // The server is superseded (its successor took the expired lease): the run's monitor
+    // The server is superseded (its successor took the lease over): the run's monitor
     // still records its run.
-    claim(l.store, &claimant("b"), t(31));
+    take_over(l.store, &claimant("b"));
     assert!(l.store.mark_running(id, 1, &me(), now()).unwrap());
     assert!(l.store.finish(id, &RunEnd::exited(0, now())).unwrap());
     assert_eq!(l.status(id), RunStatus::Succeeded);

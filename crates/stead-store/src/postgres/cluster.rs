@@ -16,13 +16,13 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
-use stead_core::clock::{from_ms, rfc3339, to_ms};
+use stead_core::clock::{from_ms, rfc3339};
 use stead_core::lease::HeldLease;
 use stead_core::records::{HostRow, LeaderRow, Wake};
 use stead_core::runs::{MonitorPlan, RunEnd};
 use stead_protocol::{Run, RunStatus};
 
-use super::{PgStore, Sql, describe, runs};
+use super::{PgStore, Sql, db_now_ms, describe, ms, runs};
 use crate::backend::Announce;
 use crate::ledger::IN_FLIGHT;
 use crate::{ClaimingHost, Cluster, StoreError};
@@ -69,32 +69,40 @@ pub fn fence_leader(tx: &mut dyn Sql, machine_id: &str, epoch: i64) -> Result<()
 }
 
 impl Cluster for PgStore {
-    fn lead(
-        &self,
-        lease: &HeldLease,
-        now: Timestamp,
-        ttl: SignedDuration,
-    ) -> Result<Option<i64>, StoreError> {
-        let store = self;
-        let now_ms = to_ms(now);
-        let expires_ms = now_ms.saturating_add(ttl.as_millis().try_into().unwrap_or(i64::MAX));
+    fn lead(&self, lease: &HeldLease, ttl: SignedDuration) -> Result<Option<i64>, StoreError> {
         let server = &lease.claimant.server_id;
-        store.write_raw(None, |tx| {
+        self.write_raw(None, |tx| {
             // One statement: the holder renews (even past its expiry, as a host lease does);
-            // anyone else takes a free or expired row and bumps the epoch.
+            // anyone else takes a free or expired row and bumps the epoch. Expiry is the
+            // database's time: a host whose clock runs ahead cannot take a live term.
             Ok(tx
                 .query_opt(
-                    "UPDATE leader
-                 SET epoch = CASE WHEN machine_id = $1 AND server_id = $2 THEN epoch
-                                  ELSE epoch + 1 END,
-                     machine_id = $1, server_id = $2, expires_at_ms = $3
-                 WHERE id = 1 AND ((machine_id = $1 AND server_id = $2)
-                                   OR machine_id IS NULL OR expires_at_ms <= $4)
-                 RETURNING epoch",
-                    &[&store.machine_id, server, &expires_ms, &now_ms],
+                    concat!(
+                        "UPDATE leader
+                         SET epoch = CASE WHEN machine_id = $1 AND server_id = $2 THEN epoch
+                                          ELSE epoch + 1 END,
+                             machine_id = $1, server_id = $2,
+                             expires_at_ms = ",
+                        db_now_ms!(),
+                        " + $3
+                         WHERE id = 1 AND ((machine_id = $1 AND server_id = $2)
+                                           OR machine_id IS NULL
+                                           OR expires_at_ms <= ",
+                        db_now_ms!(),
+                        ")
+                         RETURNING epoch"
+                    ),
+                    &[&self.machine_id, server, &ms(ttl)],
                 )?
                 .map(|row| row.try_get(0))
                 .transpose()?)
+        })
+    }
+
+    fn ledger_time(&self) -> Result<Timestamp, StoreError> {
+        self.with_client(|c| {
+            let row = c.query_one(concat!("SELECT ", db_now_ms!()), &[])?;
+            Ok(from_ms(row.try_get(0)?))
         })
     }
 
@@ -114,7 +122,13 @@ impl Cluster for PgStore {
         let store = self;
         store.with_client(|c| {
             let row = c.query_one(
-                "SELECT epoch, machine_id, server_id, expires_at_ms FROM leader WHERE id = 1",
+                concat!(
+                    "SELECT epoch, machine_id, server_id, expires_at_ms,
+                            expires_at_ms > ",
+                    db_now_ms!(),
+                    "
+                     FROM leader WHERE id = 1"
+                ),
                 &[],
             )?;
             Ok(Some(LeaderRow {
@@ -122,6 +136,7 @@ impl Cluster for PgStore {
                 machine_id: row.try_get(1)?,
                 server_id: row.try_get(2)?,
                 expires_at: from_ms(row.try_get(3)?),
+                live: row.try_get(4)?,
             }))
         })
     }
@@ -130,11 +145,16 @@ impl Cluster for PgStore {
         let store = self;
         store.with_client(|c| {
             let rows = c.query(
-                "SELECT h.machine_id, h.name, h.server_id, h.pid, h.epoch, h.renewed_at_ms,
-                    h.expires_at_ms,
-                    (SELECT count(*) FROM runs r
-                     WHERE r.machine_id = h.machine_id AND r.status IN ('queued', 'running'))
-             FROM hosts h ORDER BY h.name, h.machine_id",
+                concat!(
+                    "SELECT h.machine_id, h.name, h.server_id, h.pid, h.epoch, h.renewed_at_ms,
+                        h.expires_at_ms,
+                        (SELECT count(*) FROM runs r
+                         WHERE r.machine_id = h.machine_id AND r.status IN ('queued', 'running')),
+                        ",
+                    db_now_ms!(),
+                    " - h.renewed_at_ms, h.clock_offset_ms
+                     FROM hosts h ORDER BY h.name, h.machine_id"
+                ),
                 &[],
             )?;
             rows.iter()
@@ -142,6 +162,7 @@ impl Cluster for PgStore {
                     let pid: Option<i64> = row.try_get(3)?;
                     let renewed: Option<i64> = row.try_get(5)?;
                     let in_flight: i64 = row.try_get(7)?;
+                    let silent_ms: Option<i64> = row.try_get(8)?;
                     Ok(HostRow {
                         machine_id: row.try_get(0)?,
                         name: row.try_get(1)?,
@@ -150,6 +171,8 @@ impl Cluster for PgStore {
                         epoch: row.try_get(4)?,
                         renewed_at: renewed.map(from_ms),
                         expires_at: from_ms(row.try_get(6)?),
+                        silent_for: silent_ms.map(SignedDuration::from_millis),
+                        clock_offset_ms: row.try_get(9)?,
                         in_flight: u64::try_from(in_flight).unwrap_or(0),
                     })
                 })
@@ -216,20 +239,27 @@ impl Cluster for PgStore {
 
     fn settle_lost_hosts(
         &self,
-        cutoff: Timestamp,
+        silence: SignedDuration,
         now: Timestamp,
         epoch: i64,
     ) -> Result<Vec<i64>, StoreError> {
         let store = self;
         store.write_raw(None, |tx| {
             fence_leader(tx, &store.machine_id, epoch)?;
+            // Silence is measured between two readings of the database's clock (the
+            // renewal it stamped, its now): no host's clock takes part.
             let lost = tx.query(
-                "SELECT r.id, h.name, h.renewed_at_ms FROM runs r JOIN hosts h
-               ON h.machine_id = r.machine_id
-             WHERE r.status IN ('queued', 'running') AND r.machine_id <> ''
-               AND coalesce(h.renewed_at_ms, 0) < $1 AND h.machine_id <> $2
-             ORDER BY r.id FOR UPDATE OF r",
-                &[&to_ms(cutoff), &store.machine_id],
+                concat!(
+                    "SELECT r.id, h.name, h.renewed_at_ms FROM runs r JOIN hosts h
+                       ON h.machine_id = r.machine_id
+                     WHERE r.status IN ('queued', 'running') AND r.machine_id <> ''
+                       AND coalesce(h.renewed_at_ms, 0) < ",
+                    db_now_ms!(),
+                    " - $1
+                       AND h.machine_id <> $2
+                     ORDER BY r.id FOR UPDATE OF r"
+                ),
+                &[&ms(silence), &store.machine_id],
             )?;
             let mut settled = Vec::new();
             for row in lost {
@@ -251,14 +281,19 @@ impl Cluster for PgStore {
         })
     }
 
-    fn runs_owed_by_lost_hosts(&self, cutoff: Timestamp) -> Result<Vec<Run>, StoreError> {
+    fn runs_owed_by_lost_hosts(&self, silence: SignedDuration) -> Result<Vec<Run>, StoreError> {
         self.with_client(|c| {
             runs::list_where(
                 c,
-                "status = 'interrupted' AND resolution IS NULL AND machine_id IN
-                 (SELECT machine_id FROM hosts WHERE coalesce(renewed_at_ms, 0) < $1)
-             AND job_id IN (SELECT id FROM jobs WHERE spec::jsonb ->> 'resume_on' = 'any')",
-                &to_ms(cutoff),
+                concat!(
+                    "status = 'interrupted' AND resolution IS NULL AND machine_id IN
+                     (SELECT machine_id FROM hosts
+                      WHERE coalesce(renewed_at_ms, 0) < ",
+                    db_now_ms!(),
+                    " - $1)
+                     AND job_id IN (SELECT id FROM jobs WHERE spec::jsonb ->> 'resume_on' = 'any')"
+                ),
+                &ms(silence),
             )
         })
     }

@@ -49,6 +49,7 @@ use jiff::{SignedDuration, Timestamp};
 use stead_core::clock::{from_ms, to_ms};
 use stead_core::identity::StartIdentity;
 use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow, RenewOutcome};
+use stead_core::locator::LedgerRef;
 use stead_core::machine;
 use stead_protocol::redact_url;
 
@@ -75,7 +76,18 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_jobs_and_runs.sql"),
     include_str!("migrations/003_services_and_holds.sql"),
     include_str!("migrations/004_ended_processes.sql"),
+    include_str!("migrations/005_ledger_identity_and_clocks.sql"),
 ];
+
+/// The database's clock in milliseconds, read when the statement runs
+/// (`clock_timestamp()`, not the transaction's start, which a lock wait can leave behind):
+/// every expiry on a shared ledger is written and judged by it, never by a host's clock.
+macro_rules! db_now_ms {
+    () => {
+        "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+    };
+}
+pub(crate) use db_now_ms;
 
 /// Advisory lock keys (per database): migrating, and writing jobs or services.
 const MIGRATION_LOCK: i64 = i64::from_be_bytes(*b"stead:mg");
@@ -99,6 +111,8 @@ pub struct PgStore {
     /// `HOST:PORT/DB`, for messages: never the URL, which may carry a password.
     ledger: String,
     machine_id: String,
+    /// Which ledger this is (its id and database), once the schema has one.
+    identity: (String, String),
     /// Dropped by hand (see `Drop`): the sync client's own drop blocks on a runtime.
     client: ManuallyDrop<Mutex<Client>>,
 }
@@ -130,19 +144,70 @@ impl PgStore {
     /// `key=value` pairs), brings its schema up to date and records this host's name.
     /// `machine_id` names the host whose lease row this store claims and fences by.
     pub fn connect(url: &str, machine_id: &str) -> Result<Self, StoreError> {
-        let store = Self::open(url, machine_id)?;
+        let mut store = Self::open(url, machine_id)?;
         {
             let mut client = store.client();
             migrate(&store.ledger, machine_id, &mut client)?;
             cluster::name_host(&mut client, machine_id, &machine::host_name())?;
         }
+        store.identity = store.read_identity()?;
         Ok(store)
     }
 
     /// Connects without touching the schema or the hosts: for a run's monitor, started
     /// by a server that did both already (every run start would otherwise pay for them).
     pub fn connect_recorder(url: &str, machine_id: &str) -> Result<Self, StoreError> {
-        Self::open(url, machine_id)
+        let mut store = Self::open(url, machine_id)?;
+        store.identity = store.read_identity()?;
+        Ok(store)
+    }
+
+    /// Looks at the ledger for `stead doctor` without writing anything: the session is
+    /// read-only (the database refuses any write), the schema is not migrated and the
+    /// host's row is not touched.
+    pub fn inspect(url: &str, machine_id: &str) -> Result<Inspection, StoreError> {
+        let store = Self::open(url, machine_id)?;
+        store.with_client(|c| {
+            c.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
+            let schema: i32 = c
+                .query_one(
+                    "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0
+                            ELSE (SELECT COALESCE(max(version), 0) FROM schema_migrations) END",
+                    &[],
+                )?
+                .try_get(0)?;
+            let sent = Timestamp::now();
+            let ledger_ms: i64 = c
+                .query_one(concat!("SELECT ", db_now_ms!()), &[])?
+                .try_get(0)?;
+            let received = Timestamp::now();
+            let hosts_exist: bool = c
+                .query_one("SELECT to_regclass('hosts') IS NOT NULL", &[])?
+                .try_get(0)?;
+            let lease = if hosts_exist {
+                Some(read_lease(c, machine_id)?)
+            } else {
+                None
+            };
+            Ok(Inspection {
+                schema: usize::try_from(schema).unwrap_or(0),
+                known: schema_version_count(),
+                lease,
+                ledger_time: from_ms(ledger_ms),
+                local_sent: sent,
+                local_received: received,
+            })
+        })
+    }
+
+    fn read_identity(&self) -> Result<(String, String), StoreError> {
+        self.with_client(|c| {
+            let row = c.query_one(
+                "SELECT (SELECT ledger_id FROM ledger), current_database()",
+                &[],
+            )?;
+            Ok((row.try_get(0)?, row.try_get(1)?))
+        })
     }
 
     fn open(url: &str, machine_id: &str) -> Result<Self, StoreError> {
@@ -172,6 +237,7 @@ impl PgStore {
             config,
             ledger,
             machine_id: machine_id.to_string(),
+            identity: Default::default(),
             client: ManuallyDrop::new(Mutex::new(client)),
         })
     }
@@ -273,6 +339,21 @@ impl PgStore {
             Ok(value)
         })
     }
+}
+
+/// What `stead doctor` reads of a shared ledger.
+#[derive(Debug)]
+pub struct Inspection {
+    /// The schema version found, and the one this build writes.
+    pub schema: usize,
+    pub known: usize,
+    /// This host's lease row, once the schema has one.
+    pub lease: Option<LeaseRow>,
+    /// The database's clock, read while this host's went from `local_sent` to
+    /// `local_received`.
+    pub ledger_time: Timestamp,
+    pub local_sent: Timestamp,
+    pub local_received: Timestamp,
 }
 
 /// Brings the schema up to date in one transaction under an advisory lock, so hosts and
@@ -451,8 +532,6 @@ impl Lease for PgStore {
         ttl: SignedDuration,
         dead_owner: Option<&LeaseRow>,
     ) -> Result<ClaimOutcome, StoreError> {
-        let now_ms = to_ms(now);
-        let expires_ms = now_ms.saturating_add(ms(ttl));
         let dead = dead_owner.and_then(|row| Some((row.epoch, row.owner.as_ref()?)));
         let dead_epoch = dead.map(|(epoch, _)| epoch);
         let dead_server = dead.map(|(_, o)| o.server_id.as_str());
@@ -463,40 +542,55 @@ impl Lease for PgStore {
             // its row at epoch 1; later claims take a released, expired or proven-dead
             // row (matched whole) and bump the epoch. The conflicting row is locked
             // before the condition is evaluated, so two claimants cannot both win.
-            let epoch: Option<i64> = tx
+            // "Expired" and the new expiry are the database's time, never this host's.
+            let claimed = tx
                 .query_opt(
-                    "INSERT INTO hosts AS h (machine_id, epoch, server_id, token_hash, pid,
-                         start_identity, expires_at_ms, claimed_at_ms, renewed_at_ms)
-                     VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $7)
-                     ON CONFLICT (machine_id) DO UPDATE
-                     SET epoch = h.epoch + 1, server_id = EXCLUDED.server_id,
-                         token_hash = EXCLUDED.token_hash, pid = EXCLUDED.pid,
-                         start_identity = EXCLUDED.start_identity,
-                         expires_at_ms = EXCLUDED.expires_at_ms,
-                         claimed_at_ms = EXCLUDED.claimed_at_ms,
-                         renewed_at_ms = EXCLUDED.renewed_at_ms
-                     WHERE h.server_id IS NULL OR h.expires_at_ms <= $7
-                        OR (h.epoch = $8 AND h.server_id = $9 AND h.pid = $10
-                            AND h.start_identity = $11)
-                     RETURNING epoch",
+                    concat!(
+                        "INSERT INTO hosts AS h (machine_id, epoch, server_id, token_hash, pid,
+                             start_identity, expires_at_ms, claimed_at_ms, renewed_at_ms,
+                             clock_offset_ms)
+                         VALUES ($1, 1, $2, $3, $4, $5, ",
+                        db_now_ms!(),
+                        " + $6, ",
+                        db_now_ms!(),
+                        ", ",
+                        db_now_ms!(),
+                        ", $7 - ",
+                        db_now_ms!(),
+                        ")
+                         ON CONFLICT (machine_id) DO UPDATE
+                         SET epoch = h.epoch + 1, server_id = EXCLUDED.server_id,
+                             token_hash = EXCLUDED.token_hash, pid = EXCLUDED.pid,
+                             start_identity = EXCLUDED.start_identity,
+                             expires_at_ms = EXCLUDED.expires_at_ms,
+                             claimed_at_ms = EXCLUDED.claimed_at_ms,
+                             renewed_at_ms = EXCLUDED.renewed_at_ms,
+                             clock_offset_ms = EXCLUDED.clock_offset_ms
+                         WHERE h.server_id IS NULL OR h.expires_at_ms <= ",
+                        db_now_ms!(),
+                        "
+                            OR (h.epoch = $8 AND h.server_id = $9 AND h.pid = $10
+                                AND h.start_identity = $11)
+                         RETURNING epoch, expires_at_ms"
+                    ),
                     &[
                         &self.machine_id,
                         &claimant.server_id,
                         &claimant.token_hash,
                         &i64::from(claimant.pid),
                         &claimant.start_identity.as_str(),
-                        &expires_ms,
-                        &now_ms,
+                        &ms(ttl),
+                        &to_ms(now),
                         &dead_epoch,
                         &dead_server,
                         &dead_pid,
                         &dead_identity,
                     ],
                 )?
-                .map(|row| row.try_get(0))
+                .map(|row| Ok::<_, StoreError>((row.try_get(0)?, row.try_get(1)?)))
                 .transpose()?;
-            Ok(match epoch {
-                Some(epoch) => ClaimOutcome::Claimed(HeldLease {
+            Ok(match claimed {
+                Some((epoch, expires_ms)) => ClaimOutcome::Claimed(HeldLease {
                     claimant: claimant.clone(),
                     epoch,
                     expires_at: from_ms(expires_ms),
@@ -512,21 +606,29 @@ impl Lease for PgStore {
         now: Timestamp,
         ttl: SignedDuration,
     ) -> Result<RenewOutcome, StoreError> {
-        let now_ms = to_ms(now);
-        let expires_ms = now_ms.saturating_add(ms(ttl));
         let c = &lease.claimant;
         self.write_raw(None, |tx| {
             // Deliberately no `expires_at_ms > now`: an owner that slept past its expiry
             // re-arms its own lease. Identity and token are the fence.
             let renewed: Option<i64> = tx
                 .query_opt(
-                    "UPDATE hosts SET expires_at_ms = $1, renewed_at_ms = $2
-                     WHERE machine_id = $3 AND epoch = $4 AND server_id = $5
-                       AND token_hash = $6 AND pid = $7 AND start_identity = $8
-                     RETURNING expires_at_ms",
+                    concat!(
+                        "UPDATE hosts SET expires_at_ms = ",
+                        db_now_ms!(),
+                        " + $1,
+                             renewed_at_ms = ",
+                        db_now_ms!(),
+                        ",
+                             clock_offset_ms = $2 - ",
+                        db_now_ms!(),
+                        "
+                         WHERE machine_id = $3 AND epoch = $4 AND server_id = $5
+                           AND token_hash = $6 AND pid = $7 AND start_identity = $8
+                         RETURNING expires_at_ms"
+                    ),
                     &[
-                        &expires_ms,
-                        &now_ms,
+                        &ms(ttl),
+                        &to_ms(now),
                         &self.machine_id,
                         &lease.epoch,
                         &c.server_id,
@@ -546,17 +648,20 @@ impl Lease for PgStore {
         })
     }
 
-    fn release_lease(&self, lease: &HeldLease, now: Timestamp) -> Result<bool, StoreError> {
+    fn release_lease(&self, lease: &HeldLease, _now: Timestamp) -> Result<bool, StoreError> {
         let c = &lease.claimant;
         self.write_raw(None, |tx| {
             let n = tx.execute(
-                "UPDATE hosts
-                 SET server_id = NULL, token_hash = NULL, pid = NULL, start_identity = NULL,
-                     expires_at_ms = $1
-                 WHERE machine_id = $2 AND epoch = $3 AND server_id = $4 AND token_hash = $5
-                   AND pid = $6 AND start_identity = $7",
+                concat!(
+                    "UPDATE hosts
+                     SET server_id = NULL, token_hash = NULL, pid = NULL, start_identity = NULL,
+                         expires_at_ms = ",
+                    db_now_ms!(),
+                    "
+                     WHERE machine_id = $1 AND epoch = $2 AND server_id = $3 AND token_hash = $4
+                       AND pid = $5 AND start_identity = $6"
+                ),
                 &[
-                    &to_ms(now),
                     &self.machine_id,
                     &lease.epoch,
                     &c.server_id,
@@ -575,6 +680,13 @@ impl Lease for PgStore {
 }
 
 impl Store for PgStore {
+    fn ledger_ref(&self) -> LedgerRef {
+        LedgerRef::Postgres {
+            ledger_id: self.identity.0.clone(),
+            database: self.identity.1.clone(),
+        }
+    }
+
     fn cluster(&self) -> Option<&dyn Cluster> {
         Some(self)
     }

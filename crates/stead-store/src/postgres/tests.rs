@@ -11,17 +11,32 @@ use jiff::{SignedDuration, Timestamp};
 use stead_protocol::{Concurrency, JobSpec, RunStatus, Trigger};
 
 use stead_core::identity;
-use stead_core::lease::{ClaimOutcome, Claimant, HeldLease};
-use stead_core::runs::RunEnd;
+use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, RenewOutcome};
+use stead_core::runs::{MonitorPlan, RunEnd};
 
 use super::{CATALOG_LOCK, PgStore, schema_version_count};
 use crate::contract::{ScratchDb, logs, new_run, plan, service, spec};
-use crate::{Catalog, Cluster, Lease, RunLedger, RunRecorder, StoreError};
+use crate::{Catalog, Cluster, Lease, RunLedger, RunRecorder, Store, StoreError};
 
 const TTL: SignedDuration = SignedDuration::from_secs(30);
 
 fn t(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).unwrap()
+}
+
+/// A lease short enough to watch expire.
+const SHORT: SignedDuration = SignedDuration::from_millis(800);
+
+/// Polls `probe` until it has an answer, for up to ten seconds.
+fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn raw(db: &ScratchDb) -> Client {
@@ -35,6 +50,23 @@ fn claim(store: &PgStore, name: &str, now: Timestamp) -> HeldLease {
         identity::current().unwrap(),
     );
     match store.claim_lease(&claimant, now, TTL, None).unwrap() {
+        ClaimOutcome::Claimed(lease) => lease,
+        ClaimOutcome::Held(row) => panic!("held: {row:?}"),
+    }
+}
+
+/// Takes a host's lease over from an owner proven dead, whatever the clocks say.
+fn take_over(store: &PgStore, name: &str) -> HeldLease {
+    let claimant = Claimant::new(
+        name.into(),
+        std::process::id(),
+        identity::current().unwrap(),
+    );
+    let judged = store.lease_row().unwrap();
+    match store
+        .claim_lease(&claimant, t(0), TTL, Some(&judged))
+        .unwrap()
+    {
         ClaimOutcome::Claimed(lease) => lease,
         ClaimOutcome::Held(row) => panic!("held: {row:?}"),
     }
@@ -108,24 +140,26 @@ fn one_server_leads_at_a_time_and_a_stale_leader_records_no_fire() {
     );
     let (l1, l2) = (claim(&one, "s1", t(0)), claim(&two, "s2", t(0)));
     let first = one
-        .lead(&l1, t(0), TTL)
+        .lead(&l1, SHORT)
         .unwrap()
         .expect("the first campaigner leads");
     assert_eq!(
-        two.lead(&l2, t(1), TTL).unwrap(),
+        two.lead(&l2, SHORT).unwrap(),
         None,
         "a live leadership holds"
     );
     // The holder renews even past its expiry, as a host lease does.
-    assert_eq!(one.lead(&l1, t(40), TTL).unwrap(), Some(first));
+    eventually("the leadership lapses", || {
+        (!one.leader().unwrap().unwrap().live).then_some(())
+    });
+    assert_eq!(one.lead(&l1, SHORT).unwrap(), Some(first));
     // Once it lapses, another takes it with a new epoch.
-    let second = two
-        .lead(&l2, t(71), TTL)
-        .unwrap()
-        .expect("a lapsed leadership is taken");
+    let second = eventually("another server takes the lapsed leadership", || {
+        two.lead(&l2, SHORT).unwrap()
+    });
     assert!(second > first);
     assert_eq!(
-        one.lead(&l1, t(72), TTL).unwrap(),
+        one.lead(&l1, SHORT).unwrap(),
         None,
         "the old leader finds it taken"
     );
@@ -250,7 +284,7 @@ fn only_the_leader_cuts_the_runs_of_a_silent_host() {
         PgStore::connect(&db.url, "lost").unwrap(),
     );
     let (ll, lost_lease) = (claim(&leader, "s1", t(0)), claim(&lost, "s2", t(0)));
-    let epoch = leader.lead(&ll, t(0), TTL).unwrap().unwrap();
+    let epoch = leader.lead(&ll, TTL).unwrap().unwrap();
     let job = lost
         .job_insert(&spec("work", Concurrency::Allow), t(0), lost_lease.epoch)
         .unwrap();
@@ -271,21 +305,23 @@ fn only_the_leader_cuts_the_runs_of_a_silent_host() {
         lost.mark_running(id, std::process::id(), &identity::current().unwrap(), t(1))
             .unwrap()
     );
-    // Renewed at t(0): silent since, so lost once the cutoff passes it.
+    // Renewed just now: not silent for a lease yet.
     assert!(
         leader
-            .settle_lost_hosts(t(0), t(5), epoch)
+            .settle_lost_hosts(TTL, t(5), epoch)
             .unwrap()
             .is_empty()
     );
     assert!(matches!(
-        leader.settle_lost_hosts(t(10), t(40), epoch + 1),
+        leader.settle_lost_hosts(SHORT, t(40), epoch + 1),
         Err(StoreError::Fenced { .. })
     ));
-    assert_eq!(
-        leader.settle_lost_hosts(t(10), t(40), epoch).unwrap(),
-        vec![id]
-    );
+    // Silent for longer than SHORT by the database's clock.
+    let settled = eventually("the silent host's run is settled", || {
+        let ids = leader.settle_lost_hosts(SHORT, t(40), epoch).unwrap();
+        (!ids.is_empty()).then_some(ids)
+    });
+    assert_eq!(settled, vec![id]);
     let run = leader.run_get(id).unwrap().unwrap();
     assert_eq!(run.status, RunStatus::Interrupted);
     assert!(run.reason.unwrap().contains("its host"), "names the host");
@@ -305,7 +341,7 @@ fn each_host_holds_and_fences_by_a_lease_of_its_own() {
     assert!(one.lease_row().unwrap().owned_by(&a));
     assert!(two.lease_row().unwrap().owned_by(&b));
     // Host two's server is replaced; host one's goes on writing with its epoch.
-    let b2 = claim(&two, "b2", t(31));
+    let b2 = take_over(&two, "b2");
     assert_eq!(b2.epoch, 2);
     one.job_insert(&spec("a", Concurrency::Forbid), t(31), a.epoch)
         .unwrap();
@@ -342,7 +378,7 @@ fn a_claim_waits_for_a_fenced_write_in_flight() {
     std::thread::scope(|scope| {
         scope.spawn(|| {
             let successor = PgStore::connect(&db.url, "m").unwrap();
-            done.send(claim(&successor, "new", t(31))).unwrap();
+            done.send(take_over(&successor, "new")).unwrap();
         });
         // The successor cannot move the epoch while the old write may still commit.
         assert!(
@@ -573,4 +609,117 @@ fn names_order_bytewise_whatever_the_locale() {
         .map(|s| s.spec.name)
         .collect();
     assert_eq!(names, ["B", "_a", "b"]);
+}
+
+#[test]
+fn leases_are_judged_by_the_databases_clock_whatever_the_hosts_clocks_say() {
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    let real = Timestamp::now();
+    let hour = SignedDuration::from_hours(1);
+    let a = claim(&store, "a", real);
+    let expires = a.expires_at.duration_since(real);
+    assert!(
+        expires > TTL - SignedDuration::from_secs(5)
+            && expires <= TTL + SignedDuration::from_secs(5),
+        "the expiry is the database's now + ttl: {expires:?}"
+    );
+    // A claimant whose clock runs an hour ahead still finds the lease live.
+    let ahead = Claimant::new("b".into(), std::process::id(), identity::current().unwrap());
+    assert!(matches!(
+        store.claim_lease(&ahead, real + hour, TTL, None).unwrap(),
+        ClaimOutcome::Held(row) if row.owned_by(&a)
+    ));
+    // An owner whose clock runs an hour behind renews until the database's now + ttl,
+    // and its offset is on its row for `stead hosts`.
+    match store.renew_lease(&a, real - hour, TTL).unwrap() {
+        RenewOutcome::Renewed { expires_at } => {
+            assert!(
+                expires_at >= a.expires_at,
+                "{expires_at} < {}",
+                a.expires_at
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let row = store
+        .hosts()
+        .unwrap()
+        .into_iter()
+        .find(|h| h.machine_id == "m")
+        .unwrap();
+    let offset = row.clock_offset_ms.expect("the offset is recorded");
+    assert!(
+        (offset + 3_600_000).abs() < 5_000,
+        "an hour behind: {offset}"
+    );
+    assert!(row.silent_for.unwrap() < SignedDuration::from_secs(5));
+    // And the database's clock is what the store reads as the ledger's time.
+    let ledger = store.ledger_time().unwrap();
+    assert!(ledger.duration_since(Timestamp::now()).abs() < SignedDuration::from_secs(5));
+}
+
+#[test]
+fn a_plan_names_its_ledger_by_identity_and_no_row_keeps_the_password() {
+    let db = ScratchDb::create();
+    // A URL with a password (the scratch server trusts local connections, so it is not
+    // checked, but it is in every string the store is given).
+    let secret = "s3cret-pw-4711";
+    let url = db
+        .url
+        .replacen("postgres@", &format!("postgres:{secret}@"), 1);
+    assert!(url.contains(secret), "{url}");
+    let store = PgStore::connect(&url, "m").unwrap();
+    let lease = claim(&store, "s", t(0));
+    let job = store
+        .job_insert(&spec("work", Concurrency::Allow), t(0), lease.epoch)
+        .unwrap();
+    let admitted = store
+        .run_admit(
+            &stead_core::records::NewRun {
+                machine_id: "m".into(),
+                ..new_run(&job, Trigger::OnDemand, None)
+            },
+            logs(),
+            &|id, log: &std::path::Path, key: &str| MonitorPlan {
+                ledger: store.ledger_ref(),
+                ..plan(id, log, key)
+            },
+            lease.epoch,
+        )
+        .unwrap();
+    let plan = admitted.plan.expect("a plan");
+    match &plan.ledger {
+        stead_core::locator::LedgerRef::Postgres {
+            ledger_id,
+            database,
+        } => {
+            assert!(!ledger_id.is_empty());
+            assert_eq!(database, db.url.rsplit('/').next().unwrap());
+        }
+        other => panic!("{other:?}"),
+    }
+    // Every row of every table, as text.
+    let mut client = raw(&db);
+    let tables: Vec<String> = client
+        .query(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(tables.iter().any(|t| t == "runs"), "{tables:?}");
+    for table in tables {
+        let rows: Vec<String> = client
+            .query(&format!("SELECT t::text FROM {table} t"), &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        for row in rows {
+            assert!(!row.contains(secret), "{table} keeps the password: {row}");
+        }
+    }
 }

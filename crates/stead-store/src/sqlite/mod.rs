@@ -16,6 +16,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use stead_core::clock::{from_ms, to_ms};
 use stead_core::identity::StartIdentity;
 use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow, RenewOutcome};
+use stead_core::locator::LedgerRef;
 
 mod jobs;
 mod runs;
@@ -336,7 +337,13 @@ impl Lease for SqliteStore {
     }
 }
 
-impl Store for SqliteStore {}
+impl Store for SqliteStore {
+    fn ledger_ref(&self) -> LedgerRef {
+        LedgerRef::Sqlite {
+            path: self.path.clone(),
+        }
+    }
+}
 
 impl Backend for SqliteStore {
     type Tx<'t> = SqliteTx<'t>;

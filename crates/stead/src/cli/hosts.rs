@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use stead_client::Client;
+use stead_protocol::limits::CLOCK_SKEW_WARN_MS;
 use stead_protocol::{HostsResult, exit};
 
-use super::output;
+use super::{output, render};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -36,15 +37,29 @@ fn render(h: &HostsResult) -> String {
             "LEADER",
             "LAST HEARTBEAT",
             "IN FLIGHT",
+            "CLOCK",
             "MACHINE",
         ]);
+    let mut skewed = Vec::new();
     for host in &h.hosts {
+        if let Some(off) = host
+            .clock_offset_ms
+            .filter(|o| o.abs() > CLOCK_SKEW_WARN_MS)
+        {
+            skewed.push(format!(
+                "warning: {}'s clock is {} (times it shows are off by as much; leases follow the database's clock)\n",
+                host.name,
+                render::clock_skew(off)
+            ));
+        }
         table.add_row([
             host.name.clone(),
             host.state.clone(),
             if host.leader { "leader" } else { "" }.to_string(),
             host.last_heartbeat.clone().unwrap_or_else(|| "-".into()),
             host.in_flight.to_string(),
+            host.clock_offset_ms
+                .map_or_else(|| "-".into(), render::clock_offset),
             host.machine_id.clone(),
         ]);
     }
@@ -57,5 +72,5 @@ fn render(h: &HostsResult) -> String {
         Some(_) => String::new(),
         None => "\nno host leads the scheduler right now: the next heartbeat elects one\n".into(),
     };
-    format!("{ledger}\n{table}\n{leader}")
+    format!("{ledger}\n{table}\n{leader}{}", skewed.concat())
 }

@@ -1,5 +1,6 @@
 //! Text helpers shared by the commands that print jobs and runs: plain tables, cell
-//! truncation, command lines quoted for reading, and short elapsed times. All pure, so
+//! truncation, command lines quoted for reading, short elapsed times, and how far a
+//! host's clock is from a shared ledger's. All pure, so
 //! what a command prints is tested without a server.
 
 use comfy_table::{ContentArrangement, Table, presets};
@@ -76,6 +77,20 @@ pub fn elapsed(ms: i64) -> String {
     }
 }
 
+/// A clock offset (a host's clock minus the database's) as a cell: `+10.0 s`, `-0.2 s`.
+pub fn clock_offset(ms: i64) -> String {
+    format!("{:+.1} s", ms as f64 / 1000.0)
+}
+
+/// A clock offset in words: `10.0 s ahead of the database's`.
+pub fn clock_skew(ms: i64) -> String {
+    let way = if ms > 0 { "ahead of" } else { "behind" };
+    format!(
+        "{:.1} s {way} the database's",
+        ms.unsigned_abs() as f64 / 1000.0
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,5 +156,13 @@ mod tests {
         assert_eq!(elapsed(7_500_000), "2h05m");
         assert_eq!(elapsed(3 * 86_400_000 + 4 * 3_600_000), "3d04h");
         assert_eq!(elapsed(-5), "0ms");
+    }
+
+    #[test]
+    fn clock_offsets_read_with_their_direction() {
+        assert_eq!(clock_offset(10_049), "+10.0 s");
+        assert_eq!(clock_offset(-250), "-0.2 s");
+        assert_eq!(clock_skew(-10_000), "10.0 s behind the database's");
+        assert_eq!(clock_skew(1_500), "1.5 s ahead of the database's");
     }
 }

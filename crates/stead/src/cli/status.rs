@@ -3,9 +3,10 @@
 use std::path::Path;
 
 use stead_client::Client;
+use stead_protocol::limits::CLOCK_SKEW_WARN_MS;
 use stead_protocol::{StatusResult, exit};
 
-use super::output;
+use super::{output, render};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -40,6 +41,18 @@ fn render(s: &StatusResult) -> String {
     );
     if let Some(url) = &s.http {
         text.push_str(&format!("  http     {url} (`stead dashboard` opens it)\n"));
+    }
+    if let Some(off) = s.clock_offset_ms {
+        text.push_str(&format!(
+            "  clock    {} from the ledger's database\n",
+            render::clock_offset(off)
+        ));
+        if off.abs() > CLOCK_SKEW_WARN_MS {
+            text.push_str(&format!(
+                "warning: this host's clock is {}; stead follows the database's clock, but times this host's other programs show are off by as much\n",
+                render::clock_skew(off)
+            ));
+        }
     }
     text
 }

@@ -33,15 +33,30 @@ impl Cluster {
 
     /// `names.len()` hosts on the database at `url`, each serving.
     fn on(url: &str, names: &[&str], db: Option<ScratchDb>, env: &[(&str, &str)]) -> Self {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Self::each(url, names, db, |_| env.clone())
+    }
+
+    /// The same, with the environment `env_of` gives each host by name.
+    fn each(
+        url: &str,
+        names: &[&str],
+        db: Option<ScratchDb>,
+        env_of: impl Fn(&str) -> Vec<(String, String)>,
+    ) -> Self {
         let hosts: Vec<StateDir> = names
             .iter()
             .map(|name| {
+                let env = env_of(name);
                 let mut dir = StateDir::new();
                 dir.set_env("STEAD_STORE_URL", url);
                 dir.set_env("STEAD_MACHINE_ID", &format!("machine-{name}"));
                 dir.set_env("STEAD_HOST_NAME", name);
                 dir.set_env("STEAD_RESUME_DELAY_MS", "200");
-                for (name, value) in env {
+                for (name, value) in &env {
                     dir.set_env(name, value);
                 }
                 dir
@@ -507,4 +522,104 @@ fn a_cancel_asked_while_the_runs_host_was_down_is_carried_out_when_it_returns() 
     let run = wait_status(a, id, "cancelled");
     assert_eq!(run["status"], "cancelled");
     wait_until("the command is gone", || processes_with("299.515") == 0);
+}
+
+/// libfaketime, which moves what a process reads as the wall clock (its monotonic clock,
+/// which timers use, stays real).
+const FAKETIME_LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+#[test]
+fn hosts_whose_clocks_are_ten_seconds_off_judge_nobody_lost_and_fire_once() {
+    assert!(
+        std::path::Path::new(FAKETIME_LIB).exists(),
+        "libfaketime is missing: apt-get install faketime (scripts/setup-tools does)"
+    );
+    let db = ScratchDb::create();
+    let url = db.url.clone();
+    // a keeps the true time; b runs 10 s ahead of the database, c 10 s behind.
+    let cluster = Cluster::each(&url, &["a", "b", "c"], Some(db), |name| {
+        let offset = match name {
+            "b" => "+10s",
+            "c" => "-10s",
+            _ => return Vec::new(),
+        };
+        [
+            ("LD_PRELOAD", FAKETIME_LIB),
+            ("FAKETIME", offset),
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec()
+    });
+    let (a, b, c) = (cluster.host("a"), cluster.host("b"), cluster.host("c"));
+    // The clocks really are off, as the hosts' own processes read them.
+    let skew = |host: &StateDir| {
+        let view = json(host, &["hosts"]);
+        let name = host.env_value("STEAD_HOST_NAME").unwrap();
+        view["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["name"] == name.as_str())
+            .and_then(|h| h["clock_offset_ms"].as_i64())
+            .expect("every host's clock offset is reported")
+    };
+    wait_until("the skewed hosts report their offsets", || {
+        (skew(b) - 10_000).abs() < 1_000 && (skew(c) + 10_000).abs() < 1_000
+    });
+    assert!(skew(a).abs() < 1_000, "a's clock is true: {}", skew(a));
+    // A long run pinned to the healthy host, and an every-second job for everyone.
+    add_job(a, "long", &["--every", "1h", "--host", "a"], "sleep 9");
+    let long = json(a, &["run", "long"])["id"].as_i64().unwrap();
+    tick_job(b);
+    // Watched for the whole span of the long run: nobody is ever judged lost.
+    let mut ticks_at_end = 0;
+    wait_until("the long run ends, with fires running meanwhile", || {
+        for from in [a, b, c] {
+            let view = cluster.hosts_view(from);
+            for host in view["hosts"].as_array().unwrap() {
+                assert_eq!(host["state"], "serving", "a host was judged lost: {view}");
+            }
+        }
+        ticks_at_end = cluster.runs(a, "tick").len();
+        json(a, &["show", &long.to_string()])["status"] != "running"
+            && json(a, &["show", &long.to_string()])["status"] != "queued"
+    });
+    let run = json(a, &["show", &long.to_string()]);
+    assert_eq!(run["status"], "succeeded", "the pinned run was cut: {run}");
+    assert!(ticks_at_end >= 5, "fires ran meanwhile: {ticks_at_end}");
+    let ticks = cluster.runs(c, "tick");
+    assert_each_fire_once(&ticks);
+    for tick in &ticks {
+        assert_ne!(tick["status"], "interrupted", "a fire was cut: {tick}");
+    }
+    // Fires follow the database's clock, whichever host leads: the newest is due now,
+    // not ten seconds early or late.
+    let newest = ticks
+        .iter()
+        .filter_map(|t| t["scheduled_at"].as_str())
+        .map(ms_of)
+        .max()
+        .unwrap();
+    let now_ms = jiff::Timestamp::now().as_millisecond();
+    assert!(
+        (now_ms - newest).abs() < 5_000,
+        "the newest fire is {} ms from the database's now",
+        now_ms - newest
+    );
+    // The skewed hosts are told.
+    let out = b.run(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        ["9.9", "10.0", "10.1"]
+            .iter()
+            .any(|s| text.contains(&format!(
+                "warning: this host's clock is {s} s ahead of the database's"
+            ))),
+        "{text}"
+    );
+    let out = a.run(&["hosts"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("warning: c's clock is"), "{text}");
+    assert!(text.contains("behind the database's"), "{text}");
 }
