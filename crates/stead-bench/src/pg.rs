@@ -8,7 +8,7 @@
 //! died without dropping the guard.
 
 use anyhow::Context;
-use postgres::{Client, NoTls};
+use postgres::Client;
 
 /// The variable naming the admin URL, shared with stead's tests.
 pub const ADMIN_URL_ENV: &str = "STEAD_TEST_PG_URL";
@@ -44,7 +44,7 @@ fn redacted(url: &str) -> String {
 
 /// A connection to `url`.
 pub fn connect(url: &str) -> anyhow::Result<Client> {
-    Client::connect(url, NoTls).with_context(|| {
+    stead_store::postgres::connect_url(url).with_context(|| {
         format!(
             "connecting to PostgreSQL at {} (start it with `pg_ctlcluster 15 main start` or \
              scripts/ensure-postgres, or set {ADMIN_URL_ENV})",

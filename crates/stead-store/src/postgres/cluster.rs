@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, NoTls};
 use stead_core::clock::{from_ms, rfc3339};
 use stead_core::lease::HeldLease;
 use stead_core::records::{HostRow, LeaderRow, Wake};
@@ -302,13 +302,14 @@ impl Cluster for PgStore {
     fn listen(&self, wake: Box<dyn Fn(Wake) -> bool + Send>) -> Result<(), StoreError> {
         let store = self;
         let config = store.config.clone();
+        let tls = store.tls.clone();
         let ledger = store.ledger.clone();
         std::thread::Builder::new()
         .name("stead-listen".into())
         .spawn(move || {
             let mut retry = LISTEN_RETRY;
             loop {
-                match config.connect(NoTls) {
+                match tls.connect(&config) {
                     Ok(mut client) => {
                         retry = LISTEN_RETRY;
                         if !listen_on(&mut client, &wake, &ledger) {
@@ -316,7 +317,7 @@ impl Cluster for PgStore {
                         }
                     }
                     Err(e) => {
-                        tracing::warn!(%ledger, "cannot listen on the ledger: {}; retrying", describe(&e));
+                        tracing::warn!(%ledger, "cannot listen on the ledger: {}; retrying", tls.describe(&e));
                     }
                 }
                 std::thread::sleep(retry);

@@ -32,8 +32,8 @@
 //! it committed is then tried again, while a commit whose answer was lost is reported as
 //! [`StoreError::Unavailable`] rather than repeated, because it may have landed.
 //!
-//! TLS is not supported yet: the client connects without it (`sslmode=require` is
-//! refused), so the database should be reached over loopback or a trusted network.
+//! TLS follows libpq's `sslmode` and `sslrootcert` (see `tls.rs`); every connection,
+//! the listener's included, is made with the same settings.
 //! The client is synchronous (it drives its own small runtime): call it from threads that
 //! may block, as the server does through `spawn_blocking`, never from async code.
 
@@ -41,10 +41,10 @@ use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use ::postgres::config::{Host, SslMode};
+use ::postgres::config::Host;
 use ::postgres::error::Severity;
 use ::postgres::types::ToSql;
-use ::postgres::{Client, Config, GenericClient, IsolationLevel, NoTls, Row, Transaction};
+use ::postgres::{Client, Config, GenericClient, IsolationLevel, Row, Transaction};
 use jiff::{SignedDuration, Timestamp};
 use stead_core::clock::{from_ms, to_ms};
 use stead_core::identity::StartIdentity;
@@ -62,6 +62,9 @@ mod services;
 mod steps;
 #[cfg(test)]
 mod tests;
+mod tls;
+
+pub use tls::connect_url;
 
 use crate::backend::Guard;
 use crate::backend::sealed::Backend;
@@ -108,6 +111,7 @@ const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 /// The PostgreSQL ledger.
 pub struct PgStore {
     config: Config,
+    tls: tls::Tls,
     /// `HOST:PORT/DB`, for messages: never the URL, which may carry a password.
     ledger: String,
     machine_id: String,
@@ -215,10 +219,9 @@ impl PgStore {
             url: redact_url(url),
             detail,
         };
-        let mut config: Config = url.parse().map_err(|e| bad_url(describe(&e)))?;
-        if config.get_ssl_mode() == SslMode::Require {
-            return Err(bad_url("sslmode=require: TLS is not supported yet".into()));
-        }
+        let (rest, tls) = tls::Tls::from_url(url)?;
+        let mut config: Config = rest.parse().map_err(|e| bad_url(describe(&e)))?;
+        tls.configure(&mut config);
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -230,11 +233,12 @@ impl PgStore {
             .keepalives_retries(KEEPALIVE_RETRIES)
             .tcp_user_timeout(TCP_USER_TIMEOUT);
         let ledger = location(&config);
-        let client = config
-            .connect(NoTls)
-            .map_err(|e| unavailable(&ledger, &e))?;
+        let client = tls
+            .connect(&config)
+            .map_err(|e| tls.unavailable(&ledger, &e))?;
         Ok(Self {
             config,
+            tls,
             ledger,
             machine_id: machine_id.to_string(),
             identity: Default::default(),
@@ -287,9 +291,9 @@ impl PgStore {
     fn reconnect(&self, client: &mut Client) -> Result<(), StoreError> {
         std::thread::sleep(RECONNECT_PAUSE);
         *client = self
-            .config
-            .connect(NoTls)
-            .map_err(|e| unavailable(&self.ledger, &e))?;
+            .tls
+            .connect(&self.config)
+            .map_err(|e| self.tls.unavailable(&self.ledger, &e))?;
         tracing::info!(ledger = %self.ledger, "reconnected to the PostgreSQL ledger");
         Ok(())
     }

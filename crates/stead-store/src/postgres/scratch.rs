@@ -67,14 +67,13 @@ impl Drop for ScratchDb {
 }
 
 fn admin() -> ::postgres::Client {
-    ::postgres::Client::connect(&ADMIN_URL, ::postgres::NoTls).unwrap_or_else(|e| {
+    super::connect_url(&ADMIN_URL).unwrap_or_else(|e| {
         panic!(
-            "PostgreSQL is not reachable at {} ({}). The PostgreSQL ledger tests need a \
+            "PostgreSQL is not reachable at {} ({e}). The PostgreSQL ledger tests need a \
              server where they may create databases: start one with \
              `pg_ctlcluster 15 main start` (or scripts/ensure-postgres), or set \
              STEAD_TEST_PG_URL to such a server's URL",
             redact_url(&ADMIN_URL),
-            super::describe(&e)
         )
     })
 }

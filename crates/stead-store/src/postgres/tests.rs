@@ -584,11 +584,24 @@ fn unusable_urls_are_refused_without_their_password() {
         message.starts_with("postgres://stead:***@db:notaport/ledger is not a usable"),
         "{message}"
     );
-    let err = PgStore::connect("postgres://stead@db/ledger?sslmode=require", "m").unwrap_err();
+    let err =
+        PgStore::connect("postgres://stead:hunter2@db/ledger?sslmode=allow", "m").unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::LedgerUrl { .. }), "{message}");
+    assert!(message.contains("sslmode=allow is not one of"), "{message}");
+    assert!(!message.contains("hunter2"), "{message}");
+    let err = PgStore::connect(
+        "host=db password=hunter2 sslmode=verify-full sslrootcert=/nonexistent/ca.pem",
+        "m",
+    )
+    .unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::LedgerUrl { .. }), "{message}");
     assert!(
-        err.to_string().contains("TLS is not supported yet"),
-        "{err}"
+        message.contains("cannot read sslrootcert /nonexistent/ca.pem"),
+        "{message}"
     );
+    assert!(!message.contains("hunter2"), "{message}");
 }
 
 #[test]

@@ -22,3 +22,4 @@ mod resumer;
 mod runs;
 mod scheduler;
 mod soak;
+mod tls;

@@ -3,6 +3,10 @@
 //! as the `postgres` user (PostgreSQL refuses to run as root), on a free loopback port.
 //! The guard stops it (immediate shutdown, then SIGKILL of the postmaster) even when the
 //! test fails, and nothing it starts holds the test's output.
+//!
+//! [`PrivatePostgres::start_tls`] starts one that speaks only TLS: a CA and a server
+//! certificate made with `openssl` in the same temporary directory, `ssl = on`, and a
+//! pg_hba.conf of `hostssl` lines alone, so a plain connection is refused.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,10 +15,118 @@ pub struct PrivatePostgres {
     dir: tempfile::TempDir,
     bin: PathBuf,
     pub port: u16,
+    /// What the server listens on (`listen_addresses`).
+    listen: &'static str,
+}
+
+/// The certificates of a server started with [`PrivatePostgres::start_tls`].
+pub struct Certs {
+    /// The CA that signed the server's certificate (for `localhost` and 127.0.0.1).
+    pub ca: PathBuf,
+    /// A CA that signed nothing the server shows.
+    pub other_ca: PathBuf,
 }
 
 impl PrivatePostgres {
     pub fn start() -> Self {
+        let pg = Self::init("127.0.0.1");
+        pg.ctl(&["start", "-w", "-t", "30"]);
+        pg
+    }
+
+    /// A server that accepts TLS connections only, on 127.0.0.1 and 127.0.0.2 (an
+    /// address its certificate does not name).
+    pub fn start_tls() -> (Self, Certs) {
+        let pg = Self::init("127.0.0.1,127.0.0.2");
+        let tls = pg.dir.path().join("tls");
+        std::fs::create_dir(&tls).unwrap();
+        let certs = Certs {
+            ca: tls.join("ca.crt"),
+            other_ca: tls.join("other-ca.crt"),
+        };
+        make_ca(&tls, "ca", "stead test CA");
+        make_ca(&tls, "other-ca", "stead other test CA");
+        openssl(
+            &tls,
+            &[
+                "req",
+                "-new",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        );
+        std::fs::write(
+            tls.join("server.ext"),
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\n\
+             basicConstraints=critical,CA:FALSE\n\
+             keyUsage=critical,digitalSignature\n\
+             extendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(
+            &tls,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                "server.ext",
+                "-out",
+                "server.crt",
+            ],
+        );
+        // PostgreSQL reads a key only if its own user owns it, readable by nobody else.
+        let key = tls.join("server.key");
+        chown_to_postgres(&key);
+        std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        chown_to_postgres(&tls.join("server.crt"));
+        chown_to_postgres(&tls);
+
+        let data = pg.data();
+        let mut conf = std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))
+            .unwrap();
+        std::io::Write::write_all(
+            &mut conf,
+            format!(
+                "\nssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+                tls.join("server.crt").display(),
+                key.display()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        // TLS or nothing: no `host` (plain or TLS) nor `local` line.
+        std::fs::write(
+            data.join("pg_hba.conf"),
+            "hostssl all all 127.0.0.1/32 trust\nhostssl all all 127.0.0.2/32 trust\n",
+        )
+        .unwrap();
+        pg.ctl(&["start", "-w", "-t", "30"]);
+        (pg, certs)
+    }
+
+    /// Initialized, not started: the guard exists from here on.
+    fn init(listen: &'static str) -> Self {
         let bin = bin_dir();
         let dir = tempfile::Builder::new()
             .prefix("stead-pg.")
@@ -35,9 +147,12 @@ impl PrivatePostgres {
                 "--no-sync",
             ],
         );
-        let pg = Self { dir, bin, port };
-        pg.ctl(&["start", "-w", "-t", "30"]);
-        pg
+        Self {
+            dir,
+            bin,
+            port,
+            listen,
+        }
     }
 
     pub fn url(&self) -> String {
@@ -64,9 +179,10 @@ impl PrivatePostgres {
 
     fn ctl(&self, args: &[&str]) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "-p {} -k {} -c listen_addresses={} -c fsync=off",
             self.port,
-            self.dir.path().display()
+            self.dir.path().display(),
+            self.listen
         );
         let data = self.data();
         let log = self.dir.path().join("server.log");
@@ -155,6 +271,53 @@ fn as_postgres(program: &Path, args: &[&str]) {
         "{} {args:?} failed: {}{}",
         program.display(),
         String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A self-signed CA in `dir`: `NAME.crt` and `NAME.key`.
+fn make_ca(dir: &Path, name: &str, subject: &str) {
+    let (key, crt, subj) = (
+        format!("{name}.key"),
+        format!("{name}.crt"),
+        format!("/CN={subject}"),
+    );
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            &key,
+            "-out",
+            &crt,
+            "-days",
+            "2",
+            "-subj",
+            &subj,
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ],
+    );
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("openssl is installed");
+    assert!(
+        out.status.success(),
+        "openssl {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
