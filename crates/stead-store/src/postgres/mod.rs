@@ -54,6 +54,7 @@ use stead_protocol::redact_url;
 
 mod cluster;
 mod jobs;
+mod logs;
 mod runs;
 #[cfg(any(test, feature = "testing"))]
 pub mod scratch;
@@ -75,6 +76,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_jobs_and_runs.sql"),
     include_str!("migrations/003_services_and_holds.sql"),
     include_str!("migrations/004_ended_processes.sql"),
+    include_str!("migrations/006_run_logs.sql"),
 ];
 
 /// Advisory lock keys (per database): migrating, and writing jobs or services.
