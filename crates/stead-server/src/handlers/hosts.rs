@@ -55,14 +55,7 @@ pub async fn handle(shared: &Arc<Shared>) -> Answer<HostsResult> {
         // A row written by a connection that never served (a monitor, `stead doctor`).
         .filter(|h| h.renewed_at.is_some())
         .map(|h| {
-            let silent = h.renewed_at.is_none_or(|at| now.duration_since(at) > lease);
-            let state = if silent {
-                "lost"
-            } else if h.server_id.is_some() {
-                "serving"
-            } else {
-                "stopped"
-            };
+            let state = h.state(now, lease);
             HostInfo {
                 leader: leading.as_deref() == Some(h.machine_id.as_str()),
                 machine_id: h.machine_id,
