@@ -535,6 +535,26 @@ impl Drop for ChildGuard {
     }
 }
 
+/// Runs `cmd` to its end, its output in files (no pipe to fill), killing it and failing
+/// the test if it takes longer than [`PATIENCE`].
+fn within_patience(mut cmd: std::process::Command) -> std::process::Output {
+    let files = tempfile::tempdir().unwrap();
+    let (out, err) = (files.path().join("out"), files.path().join("err"));
+    cmd.stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = ChildGuard(cmd.spawn().unwrap());
+    let mut status = None;
+    wait_until("the command ends", || {
+        status = child.0.try_wait().unwrap();
+        status.is_some()
+    });
+    std::process::Output {
+        status: status.unwrap(),
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: std::fs::read(&err).unwrap(),
+    }
+}
+
 /// `line 000000` to `line 059999`, as `seq -f 'line %06g'` prints them.
 fn numbered_lines(from: usize, to: usize) -> Vec<u8> {
     (from..to)
@@ -669,4 +689,54 @@ fn a_run_of_another_host_is_read_whole_from_a_host_that_cannot_see_its_files() {
     let past = api.get(&format!("/api/runs/{id}/log?offset=720001"));
     assert_eq!(past.status, 400);
     assert!(past.text().contains("past the end"), "{}", past.text());
+}
+
+#[test]
+fn a_tail_a_crashed_server_left_is_shipped_when_it_serves_again() {
+    let cluster = Cluster::a_blind_to_b();
+    let (a, b) = (cluster.host("a"), cluster.host("b"));
+    let gate_dir = tempfile::tempdir().unwrap();
+    let gate = gate_dir.path().join("go");
+    add_job(
+        a,
+        "tail",
+        &["--every", "1h", "--host", "b"],
+        &format!(
+            "seq -f 'line %06g' 0 999; while [ ! -e {gate} ]; do sleep 0.05; done; seq -f 'line %06g' 1000 1999",
+            gate = gate.display()
+        ),
+    );
+    let (first_half, whole) = (numbered_lines(0, 1000), numbered_lines(0, 2000));
+    let id = json(a, &["run", "tail"])["id"].as_i64().unwrap();
+    wait_status(a, id, "running");
+    wait_until("the first half is shipped", || {
+        a.run(&["logs", &id.to_string()]).stdout == first_half
+    });
+
+    // b's server dies; the run ends while no server of b serves.
+    let server = b.status()["pid"].as_u64().unwrap() as u32;
+    signal(server, libc::SIGKILL);
+    wait_until("b's server is gone", || !is_alive(server));
+    std::fs::write(&gate, "").unwrap();
+    wait_status(a, id, "succeeded");
+
+    // Followed from a meanwhile: what was shipped, then, once b is lost, where the
+    // rest is.
+    let out = within_patience(a.stead(&["logs", &id.to_string(), "--follow"]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stdout == first_half, "{} bytes", out.stdout.len());
+    let note = text(&out.stderr);
+    assert!(
+        note.contains(&format!(
+            "the rest of run {id}'s log stayed on host b (lost)"
+        )),
+        "{note}"
+    );
+
+    // b's next server ships the tail at its start.
+    b.status();
+    wait_until("the tail is shipped by b's next server", || {
+        let out = a.run(&["logs", &id.to_string()]);
+        out.status.success() && out.stderr.is_empty() && out.stdout == whole
+    });
 }
