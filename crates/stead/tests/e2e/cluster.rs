@@ -638,6 +638,15 @@ fn a_run_of_another_host_is_read_whole_from_a_host_that_cannot_see_its_files() {
         "the follower stopped while the run was going"
     );
     assert_eq!(run_of(a, id)["status"], "running");
+    // And through the API, also from while it runs.
+    let api = crate::api::Api::start(a);
+    let (status, mut stream) = api.stream(&format!("/api/runs/{id}/log?follow=true"));
+    assert_eq!(status, 200);
+    let streamed = std::thread::spawn(move || {
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut stream, &mut body).map(|_| body)
+    });
+    assert_eq!(run_of(a, id)["status"], "running");
     std::fs::write(&gate, "").unwrap();
     wait_until("the follower ends with the run", || {
         child.0.try_wait().unwrap().is_some()
@@ -656,6 +665,15 @@ fn a_run_of_another_host_is_read_whole_from_a_host_that_cannot_see_its_files() {
     );
     assert_eq!(run_of(a, id)["status"], "succeeded");
     assert_eq!(std::fs::read(&log_path).unwrap(), whole, "b's own file");
+    let streamed = streamed
+        .join()
+        .unwrap()
+        .expect("the followed answer ends cleanly");
+    assert!(
+        streamed == whole,
+        "the API's followed log differs ({} bytes)",
+        streamed.len()
+    );
 
     // Read whole, after the end: the CLI and the HTTP API, with the API's offsets.
     let out = a.run(&["logs", &id.to_string()]);
@@ -669,7 +687,6 @@ fn a_run_of_another_host_is_read_whole_from_a_host_that_cannot_see_its_files() {
         "stead logs differs ({} bytes)",
         out.stdout.len()
     );
-    let api = crate::api::Api::start(a);
     let answer = api.get(&format!("/api/runs/{id}/log"));
     assert_eq!(answer.status, 200, "{}", answer.text());
     assert!(
