@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use stead_protocol::{
-    ApplyParams, ApplyResult, Empty, Job, JobName, JobSpec, Run, RunFilter, RunId, RunNow, RunWait,
-    SetEnabled, method,
+    ApplyParams, ApplyResult, Empty, Job, JobName, JobSpec, Run, RunFilter, RunId, RunLog,
+    RunLogParams, RunNow, RunWait, SetEnabled, method,
 };
 
 use crate::{ClientError, Connection};
@@ -72,6 +72,23 @@ impl Connection {
             // Rounded up, so a sub-millisecond timeout still waits rather than polls.
             timeout_ms: timeout
                 .map(|t| u64::try_from(t.as_micros().div_ceil(1000)).unwrap_or(u64::MAX)),
+        })
+    }
+
+    /// Up to `max_bytes` (by default and at most
+    /// [`MAX_RUN_LOG_READ`](stead_protocol::limits::MAX_RUN_LOG_READ)) of a run's log from
+    /// byte `offset`, as the shared ledger holds it: shipped there by the host that ran
+    /// the run. On a ledger of one host, `not_found` (the log is only in its file).
+    pub fn run_log(
+        &mut self,
+        id: i64,
+        offset: u64,
+        max_bytes: Option<u64>,
+    ) -> Result<RunLog, ClientError> {
+        self.call::<method::RunLog>(&RunLogParams {
+            id,
+            offset,
+            max_bytes,
         })
     }
 

@@ -1,6 +1,8 @@
 //! The ledger's plain records: what the store keeps and answers, and what the server
 //! hands it, as data with no I/O (the store's traits are in `stead-store`).
 
+use std::path::PathBuf;
+
 use jiff::{SignedDuration, Timestamp};
 use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, ServiceSpec, Trigger};
 
@@ -87,6 +89,50 @@ pub struct HostRow {
     pub clock_offset_ms: Option<i64>,
     /// Its runs queued or running.
     pub in_flight: u64,
+}
+
+impl HostRow {
+    /// `serving` (its server renewed within the last `lease`), `stopped` (its server
+    /// released the lease lately) or `lost` (silent for longer than a lease), judged by
+    /// the database's clock as the leader judges it.
+    pub fn state(&self, lease: SignedDuration) -> &'static str {
+        let silent = self.silent_for.is_none_or(|age| age > lease);
+        if silent {
+            "lost"
+        } else if self.server_id.is_some() {
+            "serving"
+        } else {
+            "stopped"
+        }
+    }
+}
+
+/// A run of this host whose output is still being shipped to a shared ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogShipment {
+    pub run_id: i64,
+    pub log_path: PathBuf,
+    /// Bytes of the log the ledger holds: the next byte to ship is at this offset.
+    pub shipped: u64,
+    /// Whether the run had ended when this was read: once the rest of its file is
+    /// shipped, its log is complete.
+    pub ended: bool,
+    /// The plan's cap on the log (see [`crate::runs::shipped_log_cap`]).
+    pub log_max_bytes: u64,
+}
+
+/// A stretch of a run's log as a shared ledger holds it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShippedLog {
+    /// The bytes from the offset asked for (none past what is shipped).
+    pub data: Vec<u8>,
+    /// How many bytes of the log the ledger holds.
+    pub shipped: u64,
+    /// The run ended and its log is shipped whole (up to the cap).
+    pub complete: bool,
+    /// The run ended before its host shipped logs to the ledger: nothing of it ever
+    /// will be.
+    pub kept_on_host: bool,
 }
 
 /// The scheduler's leadership as stored.

@@ -58,6 +58,17 @@ pub struct MonitorStart {
 
 /// The default cap on one run's log.
 pub const DEFAULT_LOG_MAX_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Room past a log's cap for the monitor's own `[stead: ...]` notes (the truncation
+/// note, the failure hook's, the end's), which it writes whatever the cap.
+pub const LOG_NOTES_ROOM: u64 = 64 * 1024;
+
+/// The most of a run's log a host ships to a shared ledger: the first bytes of its file,
+/// up to the plan's cap and room for the monitor's notes past it. Offsets in the shipped
+/// copy are offsets in the file.
+pub fn shipped_log_cap(log_max_bytes: u64) -> u64 {
+    log_max_bytes.saturating_add(LOG_NOTES_ROOM)
+}
 /// The default time between SIGTERM and SIGKILL.
 pub const DEFAULT_KILL_GRACE_MS: u64 = 5_000;
 

@@ -34,7 +34,7 @@ pub use message::{
 };
 pub use methods::{Empty, Method, MethodId, Request, method};
 pub use redact::redact_url;
-pub use run::{Run, RunFilter, RunId, RunNow, RunStatus, RunWait, Trigger};
+pub use run::{Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunStatus, RunWait, Trigger};
 pub use service::{
     Blocker, Hold, HoldName, HoldSpec, Readiness, ReadinessParams, RestartMark, STEAD_SERVICE,
     Service, ServiceName, ServiceSpec,

@@ -11,3 +11,6 @@ pub const DEFAULT_RUN_LIST: u32 = 50;
 /// clocks agreeing (expiries are the database's), but the times a skewed host shows are
 /// off by as much.
 pub const CLOCK_SKEW_WARN_MS: i64 = 1_000;
+
+/// The most bytes of a run's log one `run_log` answers (one chunk of the shared ledger).
+pub const MAX_RUN_LOG_READ: u64 = 256 * 1024;

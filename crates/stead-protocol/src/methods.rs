@@ -14,8 +14,8 @@ use serde_json::Value;
 use crate::{
     ApplyParams, ApplyResult, ErrorBody, ErrorCode, Hold, HoldName, HoldSpec, HostsResult,
     HttpEndpoint, HttpParams, Job, JobName, JobSpec, Readiness, ReadinessParams, RestartMark, Run,
-    RunFilter, RunId, RunNow, RunWait, Service, ServiceName, ServiceSpec, SetEnabled, StatusResult,
-    StopParams, StopResult,
+    RunFilter, RunId, RunLog, RunLogParams, RunNow, RunWait, Service, ServiceName, ServiceSpec,
+    SetEnabled, StatusResult, StopParams, StopResult,
 };
 
 /// One method of the protocol.
@@ -189,6 +189,8 @@ methods! {
     Http = "http", optional(HttpParams) -> HttpEndpoint;
     /// The hosts sharing the ledger.
     Hosts = "hosts", ignored(Empty) -> HostsResult;
+    /// A stretch of a run's log as a shared ledger holds it.
+    RunLog = "run_log", required(RunLogParams) -> RunLog;
 }
 
 #[cfg(test)]
@@ -247,12 +249,37 @@ mod tests {
             e.message
                 .starts_with("unknown method \"nope\"; this server answers: status, stop, job_add")
         );
-        assert!(e.message.ends_with("http, hosts"), "{}", e.message);
+        assert!(e.message.ends_with("http, hosts, run_log"), "{}", e.message);
     }
 
     #[test]
     fn empty_parameters_and_results_are_an_empty_object() {
         assert_eq!(serde_json::to_value(Empty {}).unwrap(), json!({}));
         let _: Empty = serde_json::from_value(json!({})).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod log_tests {
+    use crate::RunLog;
+
+    #[test]
+    fn log_bytes_travel_as_base64_and_say_where_they_end() {
+        for n in 0..7 {
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 97) as u8).collect();
+            let log = RunLog {
+                id: 1,
+                status: crate::RunStatus::Running,
+                offset: 10,
+                data: RunLog::encode(&bytes),
+                shipped_bytes: 10 + n,
+                complete: false,
+                kept_on_host: false,
+                host: None,
+                host_state: None,
+            };
+            assert_eq!(log.bytes().unwrap(), bytes);
+            assert_eq!(log.end(), 10 + n);
+        }
     }
 }

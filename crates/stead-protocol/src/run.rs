@@ -145,3 +145,67 @@ pub struct RunFilter {
     #[serde(default)]
     pub before_id: Option<i64>,
 }
+
+/// Parameters of `run_log`: up to `max_bytes` of a run's log as the shared ledger holds
+/// it, from byte `offset`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunLogParams {
+    pub id: i64,
+    #[serde(default)]
+    pub offset: u64,
+    /// At most this many bytes (default and most: [`crate::limits::MAX_RUN_LOG_READ`]).
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+}
+
+/// What `run_log` answers: a stretch of a run's log from the shared ledger, and whether
+/// more is to come.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunLog {
+    pub id: i64,
+    /// The run's status when the log was read (read before it).
+    pub status: RunStatus,
+    /// The offset the bytes start at (the one asked for).
+    pub offset: u64,
+    /// The bytes, base64 (standard alphabet, padded): a log is bytes, not text.
+    pub data: String,
+    /// How many bytes of the log the ledger holds: read on from `offset` + the bytes'
+    /// length while it is less.
+    pub shipped_bytes: u64,
+    /// The run has ended and its log is in the ledger whole (up to the run's log cap and
+    /// the monitor's notes): nothing more will come.
+    pub complete: bool,
+    /// The run ended before its host shipped logs to the ledger: its log is only on its
+    /// host.
+    pub kept_on_host: bool,
+    /// The name of the host that ran the run (absent while it is queued for any host).
+    pub host: Option<String>,
+    /// That host's state, as `hosts` gives it: `serving`, `stopped` or `lost`. A log that
+    /// is not complete of a run that ended on a host that does not serve stays
+    /// incomplete until its server starts again.
+    pub host_state: Option<String>,
+}
+
+impl RunLog {
+    /// Encodes log bytes as `data` carries them.
+    pub fn encode(bytes: &[u8]) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// The bytes `data` carries.
+    pub fn bytes(&self) -> Result<Vec<u8>, String> {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|e| format!("run {}: the log's bytes are not base64: {e}", self.id))
+    }
+
+    /// The offset just past the bytes carried.
+    pub fn end(&self) -> u64 {
+        // Three bytes per four characters, less the padding.
+        let padding = self.data.bytes().rev().take_while(|&b| b == b'=').count();
+        self.offset + (self.data.len() / 4 * 3 - padding) as u64
+    }
+}

@@ -1,6 +1,7 @@
 //! A server among several hosts on one shared ledger: it campaigns for the scheduler's
 //! leadership, claims the runs queued for any host, hears the ledger's notifications,
-//! and, while it leads, settles the runs of hosts that went silent.
+//! ships its runs' logs (`ship`), and, while it leads, settles the runs of hosts that
+//! went silent.
 //!
 //! On a ledger of one host none of this runs: the one server leads with its own epoch
 //! and starts the runs it admits itself.
@@ -25,6 +26,7 @@ pub fn start(shared: &Arc<Shared>) {
         return;
     }
     listen(shared);
+    crate::ship::start(shared);
     tokio::spawn(campaign(shared.clone()));
     tokio::spawn(claim(shared.clone()));
 }

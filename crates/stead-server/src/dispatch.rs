@@ -120,5 +120,6 @@ async fn route(shared: &Arc<Shared>, request: Request) -> Result<Value, ErrorBod
         }
         Request::Http(p) => answer::<method::Http>(http::handle(shared, p).await),
         Request::Hosts(_) => answer::<method::Hosts>(hosts::handle(shared).await),
+        Request::RunLog(p) => answer::<method::RunLog>(run_log::handle(shared, p).await),
     }
 }

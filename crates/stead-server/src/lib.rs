@@ -8,7 +8,8 @@
 //! 2. serve: accept connections (`connection`), answer requests (`dispatch`, one handler
 //!    per method in `handlers`), renew the lease (`heartbeat`), fire jobs
 //!    (`scheduler`), resume cut runs (`resume`), start and watch runs' monitors (`runs`),
-//!    and on a shared ledger take part in the cluster (`cluster`);
+//!    and on a shared ledger take part in the cluster (`cluster`) and ship this host's
+//!    run logs to the ledger (`ship`);
 //! 3. `shutdown`: release everything a successor needs *first* (socket, lease, lock
 //!    file), then drain. A server frozen or slow during its drain blocks nobody.
 //!
@@ -39,6 +40,7 @@ mod resume;
 mod runs;
 mod scheduler;
 mod shared;
+mod ship;
 mod shutdown;
 pub mod startup;
 #[cfg(feature = "testing")]

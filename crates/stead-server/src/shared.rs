@@ -1,5 +1,6 @@
 //! The state a running server shares between its tasks.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
@@ -84,6 +85,11 @@ pub struct Shared {
     pub leader: watch::Sender<Option<i64>>,
     /// Wakes the claimer: a run was queued for any host (shared ledgers only).
     pub claim_now: Notify,
+    /// Runs of this host that ended and whose logs are still to be shipped whole to the
+    /// shared ledger (`ship`).
+    log_ends: Mutex<BTreeSet<i64>>,
+    /// Wakes the log shipper: a run of this host ended.
+    pub ship_now: Notify,
     /// This host's name on a shared ledger (what `--host` names).
     pub host_name: String,
     /// The server's runtime, for work handed over from threads of its own (the shared
@@ -128,6 +134,8 @@ impl Shared {
             boot_id: stead_core::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
             leader: watch::channel(None).0,
             claim_now: Notify::new(),
+            log_ends: Mutex::new(BTreeSet::new()),
+            ship_now: Notify::new(),
             host_name: stead_core::machine::host_name(),
             runtime: tokio::runtime::Handle::current(),
             metrics: Metrics::default(),
@@ -247,6 +255,35 @@ impl Shared {
             ""
         } else {
             &self.world.machine_id
+        }
+    }
+
+    /// A run of this host ended: on a shared ledger, the rest of its log is shipped now.
+    pub fn log_ended(&self, run_id: i64) {
+        if self.world.store.is_shared() {
+            self.log_ends
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(run_id);
+            self.ship_now.notify_one();
+        }
+    }
+
+    /// The ended runs whose logs are still to be shipped whole.
+    pub fn logs_ended(&self) -> BTreeSet<i64> {
+        self.log_ends
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Of the ended runs a pass looked at (`looked_at`), all are done but those `left`.
+    pub fn logs_shipped(&self, looked_at: &[i64], left: &BTreeSet<i64>) {
+        let mut ends = self.log_ends.lock().unwrap_or_else(|p| p.into_inner());
+        for id in looked_at {
+            if !left.contains(id) {
+                ends.remove(id);
+            }
         }
     }
 

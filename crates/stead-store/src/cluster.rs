@@ -1,17 +1,22 @@
 //! What only a ledger shared by several hosts does: the scheduler's leadership, claims
 //! of runs queued for any host, settling the runs of hosts gone silent, and the
-//! notifications that wake every server. A store offers it through
+//! notifications that wake every server, and the run logs each host ships so that every
+//! host can read them. A store offers it through
 //! [`Store::cluster`](crate::Store::cluster); a ledger of one host has none of it.
 
 use std::path::Path;
 
 use jiff::{SignedDuration, Timestamp};
 use stead_core::lease::HeldLease;
-use stead_core::records::{HostRow, LeaderRow, Wake};
+use stead_core::records::{HostRow, LeaderRow, LogShipment, ShippedLog, Wake};
 use stead_core::runs::MonitorPlan;
 use stead_protocol::Run;
 
 use crate::StoreError;
+
+/// The most bytes of a run's log one row of a shared ledger holds, and the most one
+/// [`Cluster::log_ship`] or [`Cluster::log_read`] moves.
+pub const LOG_CHUNK_BYTES: usize = 256 * 1024;
 
 /// The host claiming runs: who it is, and how it rewrites a claimed run's plan for
 /// itself (its log directory, its state directory).
@@ -63,6 +68,28 @@ pub trait Cluster: Send + Sync {
     /// Interrupted, unsettled runs of hosts silent for `silence` (by the database's
     /// clock) whose jobs may resume on any host, oldest first.
     fn runs_owed_by_lost_hosts(&self, silence: SignedDuration) -> Result<Vec<Run>, StoreError>;
+
+    /// This host's runs whose logs are still to ship: every one running, and those of
+    /// `ended` that have ended (with `None`: every ended run of this host) whose shipped
+    /// log is not complete yet.
+    fn logs_to_ship(&self, ended: Option<&[i64]>) -> Result<Vec<LogShipment>, StoreError>;
+
+    /// Appends `data` (at most [`LOG_CHUNK_BYTES`]) to the shipped log of run `id`, a run
+    /// of this host, at `offset`, and with `complete` marks the log complete; fenced by
+    /// this host's `epoch`. Writes nothing when `offset` is not what the ledger holds.
+    /// Returns how many bytes the ledger holds afterwards.
+    fn log_ship(
+        &self,
+        id: i64,
+        offset: u64,
+        data: &[u8],
+        complete: bool,
+        epoch: i64,
+    ) -> Result<u64, StoreError>;
+
+    /// Up to `max` bytes (at most [`LOG_CHUNK_BYTES`]) of run `id`'s shipped log from
+    /// `offset`, with how much is shipped and whether that is all.
+    fn log_read(&self, id: i64, offset: u64, max: usize) -> Result<ShippedLog, StoreError>;
 
     /// Calls `wake` for every notification the ledger sends, from a thread of its own,
     /// reconnecting after a lost connection, until `wake` returns false.

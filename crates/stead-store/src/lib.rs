@@ -5,8 +5,8 @@
 //! - [`Catalog`]: jobs, services and holds;
 //! - [`RunLedger`]: runs, admitted under their job's concurrency policy and settled once;
 //! - [`RunRecorder`]: a run's monitor records its own run;
-//! - [`Cluster`]: what only a ledger shared by several hosts does, reached through
-//!   [`Store::cluster`];
+//! - [`Cluster`]: what only a ledger shared by several hosts does (leadership, claims,
+//!   lost hosts, shipped run logs), reached through [`Store::cluster`];
 //! - [`open`] and [`open_recorder`]: the ledger a [`StoreLocator`] names.
 //!
 //! Two backends: [`sqlite`] (the embedded default, feature `sqlite`) and [`postgres`]
@@ -35,7 +35,7 @@ use std::sync::Arc;
 use stead_core::locator::{LedgerRef, StoreLocator};
 
 pub use catalog::Catalog;
-pub use cluster::{ClaimingHost, Cluster};
+pub use cluster::{ClaimingHost, Cluster, LOG_CHUNK_BYTES};
 pub use error::{BackendError, StoreError};
 pub use lease::Lease;
 pub use ledger::{PlanFn, RunLedger};

@@ -54,14 +54,7 @@ pub async fn handle(shared: &Arc<Shared>) -> Answer<HostsResult> {
         // A row written by a connection that never served (a monitor, `stead doctor`).
         .filter(|h| h.renewed_at.is_some())
         .map(|h| {
-            let silent = h.silent_for.is_none_or(|age| age > lease);
-            let state = if silent {
-                "lost"
-            } else if h.server_id.is_some() {
-                "serving"
-            } else {
-                "stopped"
-            };
+            let state = h.state(lease);
             HostInfo {
                 leader: leading.as_deref() == Some(h.machine_id.as_str()),
                 machine_id: h.machine_id,

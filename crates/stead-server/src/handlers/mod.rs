@@ -21,6 +21,7 @@ pub mod restart_end;
 pub mod run_cancel;
 pub mod run_get;
 pub mod run_list;
+pub mod run_log;
 pub mod run_now;
 pub mod run_wait;
 pub mod service_add;

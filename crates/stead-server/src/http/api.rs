@@ -59,7 +59,8 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         MethodId::Readiness => vec![route("GET", "/api/readiness", get(readiness))],
         MethodId::Hosts => vec![route("GET", "/api/hosts", get(hosts))],
         // Not offered over HTTP: lifecycle and write methods the dashboard does not use,
-        // and waiting calls, which the event stream replaces.
+        // waiting calls, which the event stream replaces, and the shipped log, which
+        // `GET /api/runs/{id}/log` serves as text (`log.rs`).
         MethodId::Stop
         | MethodId::JobAdd
         | MethodId::JobRemove
@@ -71,7 +72,8 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         | MethodId::HoldRelease
         | MethodId::RestartBegin
         | MethodId::RestartEnd
-        | MethodId::Http => Vec::new(),
+        | MethodId::Http
+        | MethodId::RunLog => Vec::new(),
     }
 }
 

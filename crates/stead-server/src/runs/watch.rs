@@ -93,6 +93,8 @@ pub fn watch_monitor(
                 error!(run = run_id, cause = %e.message, "failed to settle a run after its monitor exited")
             }
         }
+        // Its log is whole now: on a shared ledger, the rest is shipped at once.
+        shared.log_ended(run_id);
         // The pipe's end already told waiters, unless the end was written only now.
         if settled_here || !announced_first {
             let _ = shared.run_events.send(run_id);

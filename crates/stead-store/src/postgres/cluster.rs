@@ -18,11 +18,11 @@ use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 use stead_core::clock::{from_ms, rfc3339};
 use stead_core::lease::HeldLease;
-use stead_core::records::{HostRow, LeaderRow, Wake};
+use stead_core::records::{HostRow, LeaderRow, LogShipment, ShippedLog, Wake};
 use stead_core::runs::{MonitorPlan, RunEnd};
 use stead_protocol::{Run, RunStatus};
 
-use super::{PgStore, Sql, db_now_ms, describe, ms, runs};
+use super::{PgStore, Sql, db_now_ms, describe, logs, ms, runs};
 use crate::backend::Announce;
 use crate::ledger::IN_FLIGHT;
 use crate::{ClaimingHost, Cluster, StoreError};
@@ -296,6 +296,25 @@ impl Cluster for PgStore {
                 &ms(silence),
             )
         })
+    }
+
+    fn logs_to_ship(&self, ended: Option<&[i64]>) -> Result<Vec<LogShipment>, StoreError> {
+        logs::to_ship(self, ended)
+    }
+
+    fn log_ship(
+        &self,
+        id: i64,
+        offset: u64,
+        data: &[u8],
+        complete: bool,
+        epoch: i64,
+    ) -> Result<u64, StoreError> {
+        logs::ship(self, id, offset, data, complete, epoch)
+    }
+
+    fn log_read(&self, id: i64, offset: u64, max: usize) -> Result<ShippedLog, StoreError> {
+        logs::read(self, id, offset, max)
     }
 
     /// Listens on a connection of its own, on a thread of its own, until `wake` says stop.

@@ -55,6 +55,7 @@ use stead_protocol::redact_url;
 
 mod cluster;
 mod jobs;
+mod logs;
 mod runs;
 #[cfg(any(test, feature = "testing"))]
 pub mod scratch;
@@ -80,6 +81,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/003_services_and_holds.sql"),
     include_str!("migrations/004_ended_processes.sql"),
     include_str!("migrations/005_ledger_identity_and_clocks.sql"),
+    include_str!("migrations/006_run_logs.sql"),
 ];
 
 /// The database's clock in milliseconds, read when the statement runs

@@ -736,3 +736,131 @@ fn a_plan_names_its_ledger_by_identity_and_no_row_keeps_the_password() {
         }
     }
 }
+
+#[test]
+fn a_runs_host_ships_its_log_in_bounded_chunks_that_any_host_reads_by_offset() {
+    let db = ScratchDb::create();
+    let (a, b) = (
+        PgStore::connect(&db.url, "a").unwrap(),
+        PgStore::connect(&db.url, "b").unwrap(),
+    );
+    let (la, lb) = (claim(&a, "sa", t(0)), claim(&b, "sb", t(0)));
+    let job = b
+        .job_insert(&spec("chatty", Concurrency::Allow), t(0), lb.epoch)
+        .unwrap();
+    let id = b
+        .run_admit(
+            &stead_core::records::NewRun {
+                machine_id: "b".into(),
+                ..new_run(&job, Trigger::OnDemand, None)
+            },
+            logs(),
+            &plan,
+            lb.epoch,
+        )
+        .unwrap()
+        .run
+        .id;
+    assert!(
+        b.mark_running(id, std::process::id(), &identity::current().unwrap(), t(1))
+            .unwrap()
+    );
+    // 600 KiB of numbered lines, shipped as a heartbeat would: uneven pieces that cross
+    // chunk boundaries and fill the last chunk before starting the next.
+    let log: Vec<u8> = (0..60_000)
+        .flat_map(|i| format!("{i:09}\n").into_bytes())
+        .collect();
+    assert_eq!(log.len(), 600_000);
+    let to_ship = b.logs_to_ship(Some(&[])).unwrap();
+    assert_eq!(to_ship.len(), 1);
+    assert_eq!(
+        (to_ship[0].run_id, to_ship[0].shipped, to_ship[0].ended),
+        (id, 0, false)
+    );
+    assert!(a.logs_to_ship(None).unwrap().is_empty(), "not a's run");
+    assert!(matches!(
+        a.log_ship(id, 0, b"x", false, la.epoch),
+        Err(StoreError::NoSuchRun(_))
+    ));
+    assert!(matches!(
+        b.log_ship(id, 0, b"x", false, lb.epoch + 1),
+        Err(StoreError::Fenced { .. })
+    ));
+    let mut at = 0usize;
+    for piece in [1usize, 70_000, 200_000] {
+        let held = b
+            .log_ship(id, at as u64, &log[at..at + piece], false, lb.epoch)
+            .unwrap();
+        assert_eq!(held, (at + piece) as u64);
+        at += piece;
+    }
+    // The rest, in one chunk's worth at most per write.
+    assert!(
+        b.log_ship(id, at as u64, &log[at..], false, lb.epoch)
+            .is_err()
+    );
+    while at < log.len() {
+        let end = (at + crate::LOG_CHUNK_BYTES).min(log.len());
+        at = b
+            .log_ship(id, at as u64, &log[at..end], false, lb.epoch)
+            .unwrap() as usize;
+    }
+    assert_eq!(at, log.len());
+    // A write at another offset (a stale copy of the same bytes) writes nothing.
+    assert_eq!(
+        b.log_ship(id, 10, b"garbage", false, lb.epoch).unwrap(),
+        log.len() as u64
+    );
+    let chunks: Vec<(i64, i32)> = raw(&db)
+        .query(
+            "SELECT byte_offset, octet_length(data) FROM run_log_chunks WHERE run_id = $1
+             ORDER BY byte_offset",
+            &[&id],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(
+        chunks,
+        [(0, 262_144), (262_144, 262_144), (524_288, 75_712)],
+        "aligned chunks of at most 256 KiB"
+    );
+
+    // Any host reads any stretch, never more than asked or than one chunk.
+    for (offset, max) in [
+        (0usize, 10usize),
+        (262_140, 10),
+        (100_000, 400_000),
+        (599_990, 100),
+        (600_000, 5),
+    ] {
+        let got = a.log_read(id, offset as u64, max).unwrap();
+        let want_end = (offset + max.min(crate::LOG_CHUNK_BYTES)).min(log.len());
+        assert_eq!(got.data, &log[offset..want_end], "at {offset}, {max}");
+        assert_eq!(got.shipped, log.len() as u64);
+        assert!(!got.complete && !got.kept_on_host);
+    }
+
+    // The run ends; its log is complete once the tail is shipped, and is then left alone.
+    let end = RunEnd::with_reason(RunStatus::Succeeded, "done", t(2));
+    assert!(b.finish(id, &end).unwrap());
+    assert!(b.logs_to_ship(Some(&[])).unwrap().is_empty(), "not running");
+    let tail = b.logs_to_ship(None).unwrap();
+    assert_eq!(tail.len(), 1);
+    assert!(tail[0].ended && tail[0].shipped == log.len() as u64);
+    assert_eq!(b.logs_to_ship(Some(&[id])).unwrap(), tail);
+    b.log_ship(id, log.len() as u64, b"", true, lb.epoch)
+        .unwrap();
+    assert!(a.log_read(id, 0, 1).unwrap().complete);
+    assert!(b.logs_to_ship(None).unwrap().is_empty());
+    assert_eq!(
+        b.log_ship(id, log.len() as u64, b"more", false, lb.epoch)
+            .unwrap(),
+        log.len() as u64,
+        "a complete log takes nothing more"
+    );
+    // A run nothing was shipped for reads as empty and not complete.
+    let nothing = a.log_read(id + 1000, 0, 10).unwrap();
+    assert_eq!((nothing.shipped, nothing.complete), (0, false));
+}

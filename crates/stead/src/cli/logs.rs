@@ -1,18 +1,25 @@
-//! `stead logs RUN [--follow]`: a run's output, read straight from its log file.
+//! `stead logs RUN [--follow]`: a run's output.
 //!
-//! The log is a file on this machine (the run's monitor writes it), so its bytes are
-//! copied to stdout as they are, with no round trip through the server. Following asks
-//! the server only whether the run has ended, with a short `run_wait` between reads: the
-//! wait returns the moment the run ends, so the last bytes are printed at once.
+//! A run of this machine: its log is a file here (the run's monitor writes it), so its
+//! bytes are copied to stdout as they are, with no round trip through the server.
+//! Following asks the server only whether the run has ended, with a short `run_wait`
+//! between reads: the wait returns the moment the run ends, so the last bytes are
+//! printed at once.
+//!
+//! A run of another host of a shared ledger: its host's server ships its output to the
+//! ledger (about once a heartbeat while it runs, the rest when it ends), and the log is
+//! read from there with `run_log`, in bounded stretches by offset. Following reads until
+//! the log is complete, or until the run has ended on a host that does not serve: then
+//! what was shipped is printed, and a note on stderr says the rest stayed on that host.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use stead_client::Client;
-use stead_protocol::exit;
+use stead_client::{Client, Connection};
+use stead_protocol::{Run, exit};
 
 use super::output;
 use super::runs;
@@ -33,17 +40,15 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
     let mut conn = super::connect(&client)?;
     let mut run = conn.run_get(args.id)?;
+    // Queued for any host: its log will be the claiming host's.
+    while args.follow && run.machine_id.is_empty() && !run.status.is_terminal() {
+        run = pause(&client, &mut conn, run.id)?;
+    }
+    if elsewhere(&run.machine_id) {
+        return shipped(&mut conn, &run, args.follow);
+    }
     let path = PathBuf::from(&run.log_path);
     let mut log = open(&path)?;
-    if log.is_none() && elsewhere(&run.machine_id) {
-        anyhow::bail!(
-            "run {} ran on another host (machine {}): its log is there, in {}; read it with `stead logs {}` on that host",
-            run.id,
-            run.machine_id,
-            path.display(),
-            run.id
-        );
-    }
     loop {
         // Read after learning the run had ended, never before: the monitor records the
         // end only once the output is all in the file, so this read gets the rest.
@@ -58,19 +63,72 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         if ended || !args.follow {
             return Ok(exit::SUCCESS);
         }
-        let asked = Instant::now();
-        run = runs::wait(&client, &mut conn, run.id, Some(FOLLOW_INTERVAL))?;
-        if !run.status.is_terminal() {
-            // Should a server answer early, still never read in a tight loop.
-            if let Some(rest) = FOLLOW_INTERVAL.checked_sub(asked.elapsed()) {
-                std::thread::sleep(rest);
-            }
-        }
+        run = pause(&client, &mut conn, run.id)?;
     }
 }
 
-/// Whether a run was claimed by another host of a shared ledger (logs stay where a run
-/// ran).
+/// Waits up to [`FOLLOW_INTERVAL`] for the run to end, and at least that long unless it
+/// did, then answers it as it is.
+fn pause(client: &Client, conn: &mut Connection, id: i64) -> anyhow::Result<Run> {
+    let asked = Instant::now();
+    let run = runs::wait(client, conn, id, Some(FOLLOW_INTERVAL))?;
+    if !run.status.is_terminal() {
+        // Should a server answer early, still never read in a tight loop.
+        if let Some(rest) = FOLLOW_INTERVAL.checked_sub(asked.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    Ok(run)
+}
+
+/// Prints a run of another host from the copy its host ships to the shared ledger.
+fn shipped(conn: &mut Connection, run: &Run, follow: bool) -> anyhow::Result<i32> {
+    let mut out = io::stdout().lock();
+    let mut offset = 0;
+    loop {
+        let log = conn.run_log(run.id, offset, None)?;
+        let bytes = log.bytes().map_err(anyhow::Error::msg)?;
+        out.write_all(&bytes)
+            .and_then(|()| out.flush())
+            .context("writing the log")?;
+        offset = log.end();
+        if offset < log.shipped_bytes {
+            continue;
+        }
+        if log.complete {
+            return Ok(exit::SUCCESS);
+        }
+        let host = log.host.as_deref().unwrap_or(&run.machine_id);
+        if log.kept_on_host {
+            eprintln!(
+                "stead: run {} ended before its host shipped logs to the ledger: its log stayed on host {host}, in {}",
+                run.id, run.log_path
+            );
+            return Ok(exit::SUCCESS);
+        }
+        let state = log.host_state.as_deref().unwrap_or("unknown");
+        if log.status.is_terminal() && state != "serving" {
+            eprintln!(
+                "stead: the rest of run {}'s log stayed on host {host} ({state}): it is shipped when that host's server starts again",
+                run.id
+            );
+            return Ok(exit::SUCCESS);
+        }
+        if !follow {
+            if log.status.is_terminal() {
+                eprintln!(
+                    "stead: the end of run {}'s log is still being shipped from host {host}",
+                    run.id
+                );
+            }
+            return Ok(exit::SUCCESS);
+        }
+        std::thread::sleep(FOLLOW_INTERVAL);
+    }
+}
+
+/// Whether a run was claimed by another host of a shared ledger: its log is read from
+/// the ledger, where that host ships it.
 fn elsewhere(machine_id: &str) -> bool {
     !machine_id.is_empty() && stead_core::machine::machine_id().is_ok_and(|mine| mine != machine_id)
 }

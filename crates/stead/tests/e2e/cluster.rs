@@ -33,35 +33,23 @@ impl Cluster {
 
     /// `names.len()` hosts on the database at `url`, each serving.
     fn on(url: &str, names: &[&str], db: Option<ScratchDb>, env: &[(&str, &str)]) -> Self {
-        let env: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Self::each(url, names, db, |_| env.clone())
+        let hosts: Vec<StateDir> = names.iter().map(|name| host_dir(url, name, env)).collect();
+        Self::serving(hosts, db)
     }
 
-    /// The same, with the environment `env_of` gives each host by name.
-    fn each(
-        url: &str,
-        names: &[&str],
-        db: Option<ScratchDb>,
-        env_of: impl Fn(&str) -> Vec<(String, String)>,
-    ) -> Self {
-        let hosts: Vec<StateDir> = names
-            .iter()
-            .map(|name| {
-                let env = env_of(name);
-                let mut dir = StateDir::new();
-                dir.set_env("STEAD_STORE_URL", url);
-                dir.set_env("STEAD_MACHINE_ID", &format!("machine-{name}"));
-                dir.set_env("STEAD_HOST_NAME", name);
-                dir.set_env("STEAD_RESUME_DELAY_MS", "200");
-                for (name, value) in &env {
-                    dir.set_env(name, value);
-                }
-                dir
-            })
-            .collect();
+    /// Hosts a and b on a database of the test's own, where a's commands, its server
+    /// and its monitors cannot see b's state directory: as two machines, whose only
+    /// shared ground is the ledger.
+    fn a_blind_to_b() -> Self {
+        let db = ScratchDb::create();
+        let b = host_dir(&db.url, "b", &[]);
+        let mut a = host_dir(&db.url, "a", &[]);
+        a.hide_from_commands(b.root());
+        Self::serving(vec![a, b], Some(db))
+    }
+
+    /// Starts each host's server, in order, and waits for a leader.
+    fn serving(hosts: Vec<StateDir>, db: Option<ScratchDb>) -> Self {
         for host in &hosts {
             host.status();
         }
@@ -121,6 +109,19 @@ impl Cluster {
         runs.reverse();
         runs
     }
+}
+
+/// A host's state directory on the ledger at `url`, named `name`.
+fn host_dir(url: &str, name: &str, env: &[(&str, &str)]) -> StateDir {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_STORE_URL", url);
+    dir.set_env("STEAD_MACHINE_ID", &format!("machine-{name}"));
+    dir.set_env("STEAD_HOST_NAME", name);
+    dir.set_env("STEAD_RESUME_DELAY_MS", "200");
+    for (name, value) in env {
+        dir.set_env(name, value);
+    }
+    dir
 }
 
 /// Fires of an every-second job: one run per scheduled time, none missing in between.
@@ -535,22 +536,20 @@ fn hosts_whose_clocks_are_ten_seconds_off_judge_nobody_lost_and_fire_once() {
         "libfaketime is missing: apt-get install faketime (scripts/setup-tools does)"
     );
     let db = ScratchDb::create();
-    let url = db.url.clone();
     // a keeps the true time; b runs 10 s ahead of the database, c 10 s behind.
-    let cluster = Cluster::each(&url, &["a", "b", "c"], Some(db), |name| {
-        let offset = match name {
-            "b" => "+10s",
-            "c" => "-10s",
-            _ => return Vec::new(),
-        };
+    let skewed = |offset| {
         [
             ("LD_PRELOAD", FAKETIME_LIB),
             ("FAKETIME", offset),
             ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
         ]
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .to_vec()
-    });
+    };
+    let hosts = vec![
+        host_dir(&db.url, "a", &[]),
+        host_dir(&db.url, "b", &skewed("+10s")),
+        host_dir(&db.url, "c", &skewed("-10s")),
+    ];
+    let cluster = Cluster::serving(hosts, Some(db));
     let (a, b, c) = (cluster.host("a"), cluster.host("b"), cluster.host("c"));
     // The clocks really are off, as the hosts' own processes read them.
     let skew = |host: &StateDir| {
@@ -622,4 +621,237 @@ fn hosts_whose_clocks_are_ten_seconds_off_judge_nobody_lost_and_fire_once() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("warning: c's clock is"), "{text}");
     assert!(text.contains("behind the database's"), "{text}");
+}
+
+/// A child process killed and reaped when the test ends, even when it fails.
+struct ChildGuard(std::process::Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `cmd` to its end, its output in files (no pipe to fill), killing it and failing
+/// the test if it takes longer than [`PATIENCE`].
+fn within_patience(mut cmd: std::process::Command) -> std::process::Output {
+    let files = tempfile::tempdir().unwrap();
+    let (out, err) = (files.path().join("out"), files.path().join("err"));
+    cmd.stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = ChildGuard(cmd.spawn().unwrap());
+    let mut status = None;
+    wait_until("the command ends", || {
+        status = child.0.try_wait().unwrap();
+        status.is_some()
+    });
+    std::process::Output {
+        status: status.unwrap(),
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: std::fs::read(&err).unwrap(),
+    }
+}
+
+/// `line 000000` to `line 059999`, as `seq -f 'line %06g'` prints them.
+fn numbered_lines(from: usize, to: usize) -> Vec<u8> {
+    (from..to)
+        .flat_map(|i| format!("line {i:06}\n").into_bytes())
+        .collect()
+}
+
+#[test]
+fn a_run_of_another_host_is_read_whole_from_a_host_that_cannot_see_its_files() {
+    let cluster = Cluster::a_blind_to_b();
+    let (a, b) = (cluster.host("a"), cluster.host("b"));
+    let gate_dir = tempfile::tempdir().unwrap();
+    let gate = gate_dir.path().join("go");
+    // 720,000 bytes (a little under three chunks of the ledger): half, then, once the
+    // gate opens, the rest.
+    add_job(
+        a,
+        "numbers",
+        &["--every", "1h", "--host", "b"],
+        &format!(
+            "seq -f 'line %06g' 0 29999; while [ ! -e {gate} ]; do sleep 0.05; done; seq -f 'line %06g' 30000 59999",
+            gate = gate.display()
+        ),
+    );
+    let (first_half, whole) = (numbered_lines(0, 30_000), numbered_lines(0, 60_000));
+    assert_eq!(whole.len(), 720_000);
+
+    let id = json(a, &["run", "numbers"])["id"].as_i64().unwrap();
+    let run = wait_status(a, id, "running");
+    assert_eq!(run["machine_id"], "machine-b");
+    let log_path = run["log_path"].as_str().unwrap().to_string();
+    assert!(
+        log_path.starts_with(&b.path().display().to_string()),
+        "{log_path}"
+    );
+    // b's file is there, and host a's processes cannot see it.
+    wait_until("b's log file holds the first half", || {
+        std::fs::metadata(&log_path).is_ok_and(|m| m.len() == first_half.len() as u64)
+    });
+    let seen = a.command("test").args(["-e", &log_path]).status().unwrap();
+    assert!(!seen.success(), "host a's commands see b's files");
+    let namespace = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).unwrap();
+    let a_server = a.status()["pid"].as_u64().unwrap().to_string();
+    assert_ne!(
+        namespace(&a_server),
+        namespace("self"),
+        "host a's server runs where b's files are hidden"
+    );
+
+    // While it runs, what b has shipped so far reads from a.
+    wait_until("the first half is shipped and reads from a", || {
+        let out = a.run(&["logs", &id.to_string()]);
+        out.status.success() && out.stdout == first_half
+    });
+
+    // Followed from a while the run is still going, to its end.
+    let mut follow = a.stead(&["logs", &id.to_string(), "--follow"]);
+    follow
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = ChildGuard(follow.spawn().unwrap());
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let mut out = child.0.stdout.take().unwrap();
+        let got = got.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            loop {
+                match std::io::Read::read(&mut out, &mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => got.lock().unwrap().extend_from_slice(&buf[..n]),
+                }
+            }
+        })
+    };
+    wait_until("the follower printed the first half", || {
+        got.lock().unwrap().len() >= first_half.len()
+    });
+    assert!(
+        child.0.try_wait().unwrap().is_none(),
+        "the follower stopped while the run was going"
+    );
+    assert_eq!(run_of(a, id)["status"], "running");
+    // And through the API, also from while it runs.
+    let api = crate::api::Api::start(a);
+    let (status, mut stream) = api.stream(&format!("/api/runs/{id}/log?follow=true"));
+    assert_eq!(status, 200);
+    let streamed = std::thread::spawn(move || {
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut stream, &mut body).map(|_| body)
+    });
+    assert_eq!(run_of(a, id)["status"], "running");
+    std::fs::write(&gate, "").unwrap();
+    wait_until("the follower ends with the run", || {
+        child.0.try_wait().unwrap().is_some()
+    });
+    reader.join().unwrap();
+    let status = child.0.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let followed = got.lock().unwrap().clone();
+    assert!(
+        followed == whole,
+        "the followed log differs ({} bytes)",
+        followed.len()
+    );
+    assert_eq!(run_of(a, id)["status"], "succeeded");
+    assert_eq!(std::fs::read(&log_path).unwrap(), whole, "b's own file");
+    let streamed = streamed
+        .join()
+        .unwrap()
+        .expect("the followed answer ends cleanly");
+    assert!(
+        streamed == whole,
+        "the API's followed log differs ({} bytes)",
+        streamed.len()
+    );
+
+    // Read whole, after the end: the CLI and the HTTP API, with the API's offsets.
+    let out = a.run(&["logs", &id.to_string()]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        out.stdout == whole,
+        "stead logs differs ({} bytes)",
+        out.stdout.len()
+    );
+    let answer = api.get(&format!("/api/runs/{id}/log"));
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    assert!(
+        answer.body == whole,
+        "the API differs ({} bytes)",
+        answer.body.len()
+    );
+    assert_eq!(answer.header("x-stead-log-offset"), Some("720000"));
+    let rest = api.get(&format!("/api/runs/{id}/log?offset=300000"));
+    assert!(rest.body == whole[300_000..], "from an offset");
+    assert_eq!(rest.header("x-stead-log-offset"), Some("720000"));
+    let followed = api.get(&format!("/api/runs/{id}/log?follow=true&offset=262140"));
+    assert!(
+        followed.body == whole[262_140..],
+        "followed through the API"
+    );
+    let past = api.get(&format!("/api/runs/{id}/log?offset=720001"));
+    assert_eq!(past.status, 400);
+    assert!(past.text().contains("past the end"), "{}", past.text());
+}
+
+#[test]
+fn a_tail_a_crashed_server_left_is_shipped_when_it_serves_again() {
+    let cluster = Cluster::a_blind_to_b();
+    let (a, b) = (cluster.host("a"), cluster.host("b"));
+    let gate_dir = tempfile::tempdir().unwrap();
+    let gate = gate_dir.path().join("go");
+    add_job(
+        a,
+        "tail",
+        &["--every", "1h", "--host", "b"],
+        &format!(
+            "seq -f 'line %06g' 0 999; while [ ! -e {gate} ]; do sleep 0.05; done; seq -f 'line %06g' 1000 1999",
+            gate = gate.display()
+        ),
+    );
+    let (first_half, whole) = (numbered_lines(0, 1000), numbered_lines(0, 2000));
+    let id = json(a, &["run", "tail"])["id"].as_i64().unwrap();
+    wait_status(a, id, "running");
+    wait_until("the first half is shipped", || {
+        a.run(&["logs", &id.to_string()]).stdout == first_half
+    });
+
+    // b's server dies; the run ends while no server of b serves.
+    let server = b.status()["pid"].as_u64().unwrap() as u32;
+    signal(server, libc::SIGKILL);
+    wait_until("b's server is gone", || !is_alive(server));
+    std::fs::write(&gate, "").unwrap();
+    wait_status(a, id, "succeeded");
+
+    // Followed from a meanwhile: what was shipped, then, once b is lost, where the
+    // rest is.
+    let out = within_patience(a.stead(&["logs", &id.to_string(), "--follow"]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stdout == first_half, "{} bytes", out.stdout.len());
+    let note = text(&out.stderr);
+    assert!(
+        note.contains(&format!(
+            "the rest of run {id}'s log stayed on host b (lost)"
+        )),
+        "{note}"
+    );
+
+    // b's next server ships the tail at its start.
+    b.status();
+    wait_until("the tail is shipped by b's next server", || {
+        let out = a.run(&["logs", &id.to_string()]);
+        out.status.success() && out.stderr.is_empty() && out.stdout == whole
+    });
 }

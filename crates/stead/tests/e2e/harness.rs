@@ -21,6 +21,8 @@ pub struct StateDir {
     _tmp: tempfile::TempDir,
     path: PathBuf,
     env: Vec<(String, String)>,
+    /// A directory this directory's commands cannot see (another host's files).
+    hidden: Option<PathBuf>,
 }
 
 impl StateDir {
@@ -64,6 +66,39 @@ impl StateDir {
                     START_TIMEOUT_MS.to_string(),
                 ),
             ],
+            hidden: None,
+        }
+    }
+
+    /// The temporary directory holding the state directory (and nothing else).
+    pub fn root(&self) -> &Path {
+        self._tmp.path()
+    }
+
+    /// Runs every command of this directory (and so the server its first command
+    /// starts, and that server's monitors) in a mount namespace of its own where
+    /// `dir` is an empty tmpfs: they cannot see another host's files there.
+    pub fn hide_from_commands(&mut self, dir: &Path) {
+        self.hidden = Some(dir.to_path_buf());
+    }
+
+    /// `program ARGS...` as this directory's commands run: in its mount namespace, if
+    /// it hides a directory.
+    pub fn command(&self, program: &str) -> Command {
+        match &self.hidden {
+            Some(hidden) => {
+                let mut cmd = Command::new("unshare");
+                cmd.args([
+                    "-m",
+                    "sh",
+                    "-c",
+                    "mount -t tmpfs none \"$0\" && exec \"$@\"",
+                ])
+                .arg(hidden)
+                .arg(program);
+                cmd
+            }
+            None => Command::new(program),
         }
     }
 
@@ -87,7 +122,7 @@ impl StateDir {
 
     /// `stead --state-dir DIR ARGS...` with this directory's timings.
     pub fn stead(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_stead"));
+        let mut cmd = self.command(env!("CARGO_BIN_EXE_stead"));
         cmd.arg("--state-dir").arg(&self.path).args(args);
         cmd.env_remove("STEAD_STATE_DIR").env_remove("STEAD_LOG");
         for (k, v) in &self.env {
