@@ -175,22 +175,29 @@ impl PgStore {
         let store = Self::open(url, machine_id)?;
         store.with_client(|c| {
             c.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
-            let schema: i32 = c
-                .query_one(
-                    "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0
-                            ELSE (SELECT COALESCE(max(version), 0) FROM schema_migrations) END",
+            // Each table is looked up before it is read: a statement naming a table that
+            // does not exist fails as it is planned, whatever its branches.
+            let exists = |c: &mut Client, table: &str| -> Result<bool, StoreError> {
+                Ok(
+                    c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?
+                        .try_get(0)?,
+                )
+            };
+            let schema: i32 = if exists(c, "schema_migrations")? {
+                c.query_one(
+                    "SELECT COALESCE(max(version), 0) FROM schema_migrations",
                     &[],
                 )?
-                .try_get(0)?;
+                .try_get(0)?
+            } else {
+                0
+            };
             let sent = Timestamp::now();
             let ledger_ms: i64 = c
                 .query_one(concat!("SELECT ", db_now_ms!()), &[])?
                 .try_get(0)?;
             let received = Timestamp::now();
-            let hosts_exist: bool = c
-                .query_one("SELECT to_regclass('hosts') IS NOT NULL", &[])?
-                .try_get(0)?;
-            let lease = if hosts_exist {
+            let lease = if exists(c, "hosts")? {
                 Some(read_lease(c, machine_id)?)
             } else {
                 None

@@ -91,3 +91,63 @@ fn an_unreachable_postgres_is_named_and_nothing_starts() {
     assert_eq!(out.status.code(), Some(78), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("expected a postgres:// URL"));
 }
+
+#[test]
+fn doctor_on_postgres_reads_and_writes_nothing() {
+    let db = ScratchDb::create();
+    let dir = on(&db);
+    let tables = || -> Vec<String> {
+        let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+        client
+            .query(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    // A database no server has used yet: the diagnosis creates no schema.
+    let out = dir.run(&["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(tables().is_empty(), "doctor wrote: {:?}", tables());
+    let ledger = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "ledger")
+        .unwrap();
+    assert!(
+        ledger["summary"]
+            .as_str()
+            .unwrap()
+            .contains("schema version 0"),
+        "{ledger}"
+    );
+    // A ledger in use: the hosts' rows are left as they are, and the clock is checked.
+    dir.status();
+    dir.run(&["stop"]);
+    let hosts_before = host_rows(&db);
+    let out = dir.run(&["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(host_rows(&db), hosts_before, "doctor touched the hosts");
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"clock"), "{names:?}");
+}
+
+/// Every host row, as text.
+fn host_rows(db: &ScratchDb) -> Vec<String> {
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    client
+        .query("SELECT h::text FROM hosts h ORDER BY machine_id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
