@@ -160,6 +160,19 @@ impl Connection {
 
     /// Sends one request of method `M` and waits for its response.
     pub fn call<M: Method>(&mut self, params: &M::Params) -> Result<M::Output, ClientError> {
+        // No deadline: some calls legitimately wait (a run to finish, a gate to clear).
+        self.call_within::<M>(params, Duration::from_secs(60 * 60 * 24 * 365))
+    }
+
+    /// [`Connection::call`], giving up once `timeout` has passed without an answer (an
+    /// I/O error of kind `WouldBlock` or `TimedOut`): for callers that must not hang on a
+    /// server that froze. The connection must not be used after such an error, since
+    /// the answer may still come.
+    pub fn call_within<M: Method>(
+        &mut self,
+        params: &M::Params,
+        timeout: Duration,
+    ) -> Result<M::Output, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
         let request = RequestEnvelope {
@@ -171,9 +184,8 @@ impl Connection {
         let mut line = serde_json::to_vec(&request).expect("requests always serialize");
         line.push(b'\n');
         self.greeted.reader.get_mut().write_all(&line)?;
-        // No deadline: some calls legitimately wait (a run to finish, a gate to clear).
-        let far = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
-        let text = probe::read_line_by(&mut self.greeted.reader, far)?;
+        let deadline = Instant::now() + timeout;
+        let text = probe::read_line_by(&mut self.greeted.reader, deadline)?;
         let response: ResponseEnvelope = serde_json::from_str(&text)
             .map_err(|e| ClientError::Protocol(format!("{e}: {text}")))?;
         if response.id != Some(id) {

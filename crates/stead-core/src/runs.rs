@@ -45,6 +45,11 @@ pub struct MonitorPlan {
     /// the run (as recorded) as JSON on its stdin.
     #[serde(default)]
     pub on_failure: Option<String>,
+    /// The job may resume on any host (`--resume-on any`): on a shared ledger, a copy
+    /// whose host is cut off from the database stops once its host could be judged lost,
+    /// so that the work never runs on two hosts for longer than a bound.
+    #[serde(default)]
+    pub resume_anywhere: bool,
 }
 
 /// What a server writes to a monitor's stdin: the run's plan, and how this host reaches
@@ -54,6 +59,22 @@ pub struct MonitorPlan {
 pub struct MonitorStart {
     pub plan: MonitorPlan,
     pub store: crate::locator::StoreLocator,
+    /// On a shared ledger: the server to record through, so a host's monitors share its
+    /// connection to the database instead of holding one each.
+    #[serde(default)]
+    pub server: Option<ServerLink>,
+}
+
+/// How a monitor reaches its own host's server, and the host's timings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerLink {
+    /// The server's unix socket.
+    pub socket: PathBuf,
+    /// The host's lease: a run that may resume on any host is stopped once its ownership
+    /// went unconfirmed this long, since the others judge the host lost after as long.
+    pub lease_ms: u64,
+    /// The host's heartbeat: how often the monitor asks whether its run is still its own.
+    pub heartbeat_ms: u64,
 }
 
 /// The default cap on one run's log.

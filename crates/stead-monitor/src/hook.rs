@@ -172,6 +172,7 @@ mod tests {
             log_max_bytes: 1024 * 1024,
             alternatives: Vec::new(),
             on_failure: None,
+            resume_anywhere: false,
         };
         // Deaf to SIGTERM, so that only the SIGKILL after the grace ends it.
         let script = format!(

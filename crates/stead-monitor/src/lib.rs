@@ -17,11 +17,13 @@
 //! - `log`: the capped log file;
 //! - `watch`: the event loop;
 //! - `chain`: the command and its alternatives;
-//! - `hook`: the failure hook.
+//! - `hook`: the failure hook;
+//! - `ledger`: how the monitor reaches the ledger (through its server on a shared one).
 
 mod chain;
 mod group;
 mod hook;
+mod ledger;
 mod log;
 mod reap;
 mod signals;
@@ -35,6 +37,7 @@ use jiff::Timestamp;
 use stead_protocol::RunStatus;
 
 use self::chain::Chained;
+use self::ledger::{Check, Ledger};
 use self::log::Log;
 use self::signals::SignalPipe;
 use self::watch::{Ownership, Stop};
@@ -45,10 +48,12 @@ use stead_store::{RunRecorder, StoreError};
 /// How long to keep retrying a ledger write that fails (the ledger may be busy, or its
 /// disk briefly unavailable) before giving up on it.
 const LEDGER_RETRY_FOR: Duration = Duration::from_secs(60);
-/// How often a monitor on a shared ledger asks whether its run is still its own: well
-/// within the time a lost host's debt takes to be resumed elsewhere (a lease, then the
-/// resume delay).
+/// How often a monitor on a shared ledger asks whether its run is still its own: its
+/// host's heartbeat (when its server confirms ownership with the database), within
+/// these bounds, so well within the time a lost host's debt takes to be resumed
+/// elsewhere (a lease, then the resume delay).
 const OWNERSHIP_CHECK: Duration = Duration::from_secs(2);
+const OWNERSHIP_CHECK_MIN: Duration = Duration::from_millis(100);
 const LEDGER_FIRST_PAUSE: Duration = Duration::from_millis(50);
 const LEDGER_LAST_PAUSE: Duration = Duration::from_secs(5);
 
@@ -94,7 +99,7 @@ fn announce_start() {
 
 pub fn main() -> i32 {
     let mut input = String::new();
-    let MonitorStart { plan, store } = match std::io::stdin()
+    let start = match std::io::stdin()
         .read_to_string(&mut input)
         .map_err(|e| e.to_string())
         .and_then(|_| serde_json::from_str::<MonitorStart>(&input).map_err(|e| e.to_string()))
@@ -107,22 +112,47 @@ pub fn main() -> i32 {
         }
     };
     let machine = stead_core::machine::machine_id().unwrap_or_default();
+    let plan = &start.plan;
     // A shared ledger may be restarting: the connection is retried as every write is.
-    let store = match with_retry(|| stead_store::open_recorder(&store, &plan.ledger, &machine)) {
-        Ok(store) => store,
+    let ledger = match with_retry(|| Ledger::open(&start, &machine)) {
+        Ok(ledger) => ledger,
         Err(e) => {
             log::note_at(&plan.log_path, &format!("failed to start: {e}"));
             return 1;
         }
     };
-    match run(&plan, store.as_ref()) {
+    let watch = start.server.as_ref().map(|link| Watchful {
+        ledger: &ledger,
+        every: Duration::from_millis(link.heartbeat_ms).clamp(OWNERSHIP_CHECK_MIN, OWNERSHIP_CHECK),
+        fence_after: plan
+            .resume_anywhere
+            .then(|| Duration::from_millis(link.lease_ms)),
+    });
+    match run_watched(plan, &ledger, watch) {
         Outcome::NotQueued | Outcome::Ended { .. } => 0,
         Outcome::NoIdentity(_) | Outcome::Unrecorded { .. } => 1,
     }
 }
 
+/// How a monitor of a shared ledger keeps asking whether its run is still its own.
+struct Watchful<'a> {
+    ledger: &'a Ledger,
+    every: Duration,
+    /// Stop the command once ownership went unconfirmed this long (a job that may
+    /// resume on any host).
+    fence_after: Option<Duration>,
+}
+
 /// Runs `plan` to its end, recording into `recorder`.
 pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
+    run_watched(plan, recorder, None)
+}
+
+fn run_watched(
+    plan: &MonitorPlan,
+    recorder: &dyn RunRecorder,
+    watch: Option<Watchful<'_>>,
+) -> Outcome {
     // Orphaned descendants then come back to the monitor, to be reaped and killed,
     // instead of escaping to init. Without it (not Linux, or refused) they are still
     // found by process group.
@@ -154,7 +184,7 @@ pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
         }
     }
     let (chained, session) = match Session::open(plan, signals) {
-        Ok(mut session) => (session.execute(plan, recorder), Some(session)),
+        Ok(mut session) => (session.execute(plan, recorder, watch), Some(session)),
         Err(end) => (Chained { end, halted: None }, None),
     };
     let finished = with_retry(|| recorder.finish(plan.run_id, &chained.end));
@@ -217,7 +247,12 @@ impl Session {
     }
 
     /// Runs the command (and its alternatives) to the run's end.
-    fn execute(&mut self, plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Chained {
+    fn execute(
+        &mut self,
+        plan: &MonitorPlan,
+        recorder: &dyn RunRecorder,
+        watch: Option<Watchful<'_>>,
+    ) -> Chained {
         // A cancel or stop that arrived while the run was being marked: start nothing.
         if let Some(stop) = self.signals.take().into_iter().find_map(Stop::from_signal) {
             let reason = format!("{} before it started", stop.reason());
@@ -229,13 +264,28 @@ impl Session {
         }
         let restarting = || recorder.restarting_service(plan.run_id).ok().flatten();
         // On a shared ledger a server that judged this host lost may end the run while
-        // its command runs: asked now and then, so the work is not done twice. An
-        // unreadable ledger leaves the run going.
-        let still_ours =
-            || !matches!(recorder.run(plan.run_id), Ok(Some(run)) if run.status.is_terminal());
-        let ownership = plan.ledger.is_shared().then_some(Ownership {
-            every: OWNERSHIP_CHECK,
-            still_ours: &still_ours,
+        // its command runs: asked now and then, so the work is not done twice. A run
+        // that may resume anywhere also stops once its host could not confirm it for a
+        // lease (cut off from the database, it may be judged lost and resumed
+        // elsewhere); otherwise an unreadable ledger leaves the run going.
+        let confirmed = std::cell::Cell::new(Instant::now());
+        let check = || {
+            let watch = watch.as_ref()?;
+            match watch.ledger.check(plan.run_id) {
+                Check::Ended => return Some(Stop::Settled),
+                Check::Confirmed(ago) => {
+                    let at = Instant::now().checked_sub(ago).unwrap_or(confirmed.get());
+                    confirmed.set(confirmed.get().max(at));
+                }
+                Check::Unknown => {}
+            }
+            let limit = watch.fence_after?;
+            (confirmed.get().elapsed() > limit)
+                .then(|| Stop::Unconfirmed(u64::try_from(limit.as_millis()).unwrap_or(u64::MAX)))
+        };
+        let ownership = watch.as_ref().map(|w| Ownership {
+            every: w.every,
+            check: &check,
         });
         chain::run(
             plan,

@@ -49,6 +49,10 @@ pub enum Stop {
     /// The run was ended on the ledger by a server while its command still ran: its host
     /// was judged lost. The work is someone else's debt now, so the command stops.
     Settled,
+    /// The run may resume on any host, and its host could not confirm it with the shared
+    /// ledger for this many milliseconds (a lease): the others may judge the host lost
+    /// and resume it elsewhere, so the command stops rather than run twice.
+    Unconfirmed(u64),
 }
 
 impl Stop {
@@ -64,7 +68,7 @@ impl Stop {
     pub fn status(self) -> RunStatus {
         match self {
             Stop::Cancelled => RunStatus::Cancelled,
-            Stop::Interrupted(_) | Stop::Settled => RunStatus::Interrupted,
+            Stop::Interrupted(_) | Stop::Settled | Stop::Unconfirmed(_) => RunStatus::Interrupted,
             Stop::TimedOut(_) => RunStatus::Failed,
         }
     }
@@ -87,6 +91,10 @@ impl Stop {
                 "interrupted: the ledger says its run already ended (its host was judged lost)"
                     .into()
             }
+            Stop::Unconfirmed(ms) => format!(
+                "interrupted: this host could not confirm the run with the shared ledger for {} (a lease), so another host may resume it; stopped so that the work does not run twice",
+                readable(ms)
+            ),
         }
     }
 }
@@ -142,11 +150,12 @@ pub struct Watched {
 }
 
 /// How often, and how, a monitor on a shared ledger asks whether its run is still its
-/// own (not ended by a server that judged its host lost).
+/// own: `check` answers the stop to make, if the run was ended by a server that judged
+/// its host lost, or could not be confirmed for too long.
 #[derive(Clone, Copy)]
 pub struct Ownership<'a> {
     pub every: Duration,
-    pub still_ours: &'a dyn Fn() -> bool,
+    pub check: &'a dyn Fn() -> Option<Stop>,
 }
 
 /// Watches `started` to the end: copies its output to `log`, enforces the timeout of
@@ -188,9 +197,12 @@ pub fn watch(
             && watch.own_check_at.is_some_and(|at| Instant::now() >= at)
         {
             watch.own_check_at = Some(Instant::now() + own.every);
-            if watch.exit.is_none() && watch.stop.is_none() && !(own.still_ours)() {
-                log.note(&Stop::Settled.reason());
-                watch.request_stop(Stop::Settled);
+            if watch.exit.is_none()
+                && watch.stop.is_none()
+                && let Some(stop) = (own.check)()
+            {
+                log.note(&stop.reason());
+                watch.request_stop(stop);
             }
         }
     };

@@ -8,7 +8,8 @@
 //!
 //! - the methods, declared once ([`Method`], [`method`], [`Request`], [`MethodId`]);
 //! - the envelopes and error codes (`message.rs`), and each family's parameter and result
-//!   types (`job.rs`, `run.rs`, `service.rs`, `status.rs`);
+//!   types (`job.rs`, `run.rs`, `service.rs`, `status.rs`, and `monitor.rs` for what a
+//!   run's monitor tells its server);
 //! - [`limits`] both sides know, the [`exit`] codes, and [`redact_url`], how a ledger's
 //!   URL travels without its password.
 //!
@@ -20,6 +21,7 @@ mod job;
 pub mod limits;
 mod message;
 mod methods;
+mod monitor;
 mod redact;
 mod run;
 mod service;
@@ -33,6 +35,7 @@ pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,
 };
 pub use methods::{Empty, Method, MethodId, Request, method};
+pub use monitor::{MonitorCheck, MonitorFinished, MonitorStarted, MonitorVerdict};
 pub use redact::redact_url;
 pub use run::{Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunStatus, RunWait, Trigger};
 pub use service::{

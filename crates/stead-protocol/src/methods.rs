@@ -13,9 +13,10 @@ use serde_json::Value;
 
 use crate::{
     ApplyParams, ApplyResult, ErrorBody, ErrorCode, Hold, HoldName, HoldSpec, HostsResult,
-    HttpEndpoint, HttpParams, Job, JobName, JobSpec, Readiness, ReadinessParams, RestartMark, Run,
-    RunFilter, RunId, RunLog, RunLogParams, RunNow, RunWait, Service, ServiceName, ServiceSpec,
-    SetEnabled, StatusResult, StopParams, StopResult,
+    HttpEndpoint, HttpParams, Job, JobName, JobSpec, MonitorCheck, MonitorFinished, MonitorStarted,
+    MonitorVerdict, Readiness, ReadinessParams, RestartMark, Run, RunFilter, RunId, RunLog,
+    RunLogParams, RunNow, RunWait, Service, ServiceName, ServiceSpec, SetEnabled, StatusResult,
+    StopParams, StopResult,
 };
 
 /// One method of the protocol.
@@ -191,6 +192,12 @@ methods! {
     Hosts = "hosts", ignored(Empty) -> HostsResult;
     /// A stretch of a run's log as a shared ledger holds it.
     RunLog = "run_log", required(RunLogParams) -> RunLog;
+    /// A monitor marks its run running (shared ledgers); answers whether it was queued.
+    MonitorStarted = "monitor_started", required(MonitorStarted) -> bool;
+    /// A monitor records its run's end (shared ledgers); answers whether it was recorded.
+    MonitorFinished = "monitor_finished", required(MonitorFinished) -> bool;
+    /// A monitor asks whether its run is still its host's (shared ledgers).
+    MonitorCheck = "monitor_check", required(MonitorCheck) -> MonitorVerdict;
 }
 
 #[cfg(test)]
@@ -249,7 +256,13 @@ mod tests {
             e.message
                 .starts_with("unknown method \"nope\"; this server answers: status, stop, job_add")
         );
-        assert!(e.message.ends_with("http, hosts, run_log"), "{}", e.message);
+        assert!(
+            e.message.ends_with(
+                "http, hosts, run_log, monitor_started, monitor_finished, monitor_check"
+            ),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub fn start(shared: &Arc<Shared>) {
     crate::ship::start(shared);
     tokio::spawn(campaign(shared.clone()));
     tokio::spawn(claim(shared.clone()));
+    tokio::spawn(crate::ownership::run(shared.clone()));
 }
 
 /// Hands the ledger's notifications to the server's own wake-ups, from the store's
@@ -82,12 +83,18 @@ async fn campaign(shared: Arc<Shared>) {
     // Another host's silence counts only if this server heard the ledger all along: after
     // an outage of the ledger itself every host looks silent until it renews again.
     let mut heard_since: Option<std::time::Instant> = None;
+    // When the leadership was last renewed, by this host's monotonic clock: a leader cut
+    // off from the database steps down once a lease has passed since, as its term has
+    // then run out for everyone else.
+    let mut renewed: Option<std::time::Instant> = None;
     loop {
+        let asked = std::time::Instant::now();
         let lease = shared.lease();
         let outcome = on_cluster(&shared, move |_, c| c.lead(&lease, ttl)).await;
         let was = *shared.leader.borrow();
         match outcome {
             Ok(Some(epoch)) => {
+                renewed = Some(asked);
                 if was != Some(epoch) {
                     info!(epoch, "leading the scheduler for every host");
                     shared.leader.send_replace(Some(epoch));
@@ -111,6 +118,12 @@ async fn campaign(shared: Arc<Shared>) {
                 heard_since = None;
                 // Unknown: the fence stops any write a successor made stale.
                 warn!(cause = %e.message, "failed to renew the scheduler's leadership");
+                if was.is_some() && renewed.is_none_or(|at| at.elapsed() >= timings.lease) {
+                    warn!(
+                        "the leadership could not be renewed for a lease; this server stops scheduling"
+                    );
+                    shared.leader.send_replace(None);
+                }
             }
         }
         tokio::select! {

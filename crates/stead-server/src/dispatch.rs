@@ -121,5 +121,14 @@ async fn route(shared: &Arc<Shared>, request: Request) -> Result<Value, ErrorBod
         Request::Http(p) => answer::<method::Http>(http::handle(shared, p).await),
         Request::Hosts(_) => answer::<method::Hosts>(hosts::handle(shared).await),
         Request::RunLog(p) => answer::<method::RunLog>(run_log::handle(shared, p).await),
+        Request::MonitorStarted(p) => {
+            answer::<method::MonitorStarted>(monitor_started::handle(shared, p).await)
+        }
+        Request::MonitorFinished(p) => {
+            answer::<method::MonitorFinished>(monitor_finished::handle(shared, p).await)
+        }
+        Request::MonitorCheck(p) => {
+            answer::<method::MonitorCheck>(monitor_check::handle(shared, p).await)
+        }
     }
 }

@@ -36,6 +36,7 @@ mod logs;
 // Collected always; rendered only by the HTTP API's `/metrics`.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 mod metrics;
+mod ownership;
 mod resume;
 mod runs;
 mod scheduler;

@@ -101,6 +101,8 @@ pub struct Shared {
     pub web: HttpState,
     /// On a shared ledger, the clock `world.clock` is: this host's, set to the database's.
     pub ledger_clock: Option<Arc<LedgerClock>>,
+    /// Whether this host's runs are still its own, as last confirmed (shared ledgers).
+    pub ownership: crate::ownership::Ownership,
 }
 
 impl Shared {
@@ -141,6 +143,7 @@ impl Shared {
             metrics: Metrics::default(),
             web,
             ledger_clock,
+            ownership: Default::default(),
         }
     }
 

@@ -65,7 +65,8 @@ impl TestServer {
         let ledger = StoreLocator::Sqlite {
             path: paths.ledger(),
         };
-        let store = stead_store::open(&ledger, TEST_MACHINE).expect("the test's ledger opens");
+        let store = stead_store::open(&ledger, TEST_MACHINE, config.timings.lease)
+            .expect("the test's ledger opens");
         let clock = ManualClock::new(now);
         let world = World {
             paths: paths.clone(),

@@ -91,6 +91,10 @@ pub trait Cluster: Send + Sync {
     /// `offset`, with how much is shipped and whether that is all.
     fn log_read(&self, id: i64, offset: u64, max: usize) -> Result<ShippedLog, StoreError>;
 
+    /// Which of `ids` have ended (their status is terminal): the runs a server's
+    /// monitors asked about, confirmed in one query per heartbeat.
+    fn runs_ended(&self, ids: &[i64]) -> Result<Vec<i64>, StoreError>;
+
     /// Calls `wake` for every notification the ledger sends, from a thread of its own,
     /// reconnecting after a lost connection, until `wake` returns false.
     fn listen(&self, wake: Box<dyn Fn(Wake) -> bool + Send>) -> Result<(), StoreError>;

@@ -46,6 +46,10 @@ pub trait Store: Lease + Catalog + RunLedger + Send + Sync + std::fmt::Debug {
     /// Which ledger this is, as a run's plan names it (nothing secret).
     fn ledger_ref(&self) -> LedgerRef;
 
+    /// The same ledger as a run's monitor records into it: a server records for the
+    /// monitors of a shared ledger, which reach the database through it.
+    fn recorder(&self) -> &dyn RunRecorder;
+
     /// What a ledger shared by several hosts does; `None` on a ledger of one host, whose
     /// one server leads the scheduler with its own epoch and starts what it admits.
     fn cluster(&self) -> Option<&dyn Cluster> {
@@ -58,16 +62,23 @@ pub trait Store: Lease + Catalog + RunLedger + Send + Sync + std::fmt::Debug {
     }
 }
 
-/// Opens the ledger `locator` names for a server of `machine_id`, migrating its schema.
+/// Opens the ledger `locator` names for a server of `machine_id` whose leases last
+/// `lease`, migrating its schema.
 #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
-pub fn open(locator: &StoreLocator, machine_id: &str) -> Result<Arc<dyn Store>, StoreError> {
+pub fn open(
+    locator: &StoreLocator,
+    machine_id: &str,
+    lease: std::time::Duration,
+) -> Result<Arc<dyn Store>, StoreError> {
     match locator {
         #[cfg(feature = "sqlite")]
         StoreLocator::Sqlite { path } => Ok(Arc::new(sqlite::SqliteStore::open(path)?)),
         #[cfg(feature = "postgres")]
-        StoreLocator::Postgres { url } => {
-            Ok(Arc::new(postgres::PgStore::connect(url, machine_id)?))
-        }
+        StoreLocator::Postgres { url } => Ok(Arc::new(postgres::PgStore::connect_with(
+            url,
+            machine_id,
+            postgres::LinkTimeouts::for_lease(lease),
+        )?)),
         // Reached only in a build without one of the backends.
         #[allow(unreachable_patterns)]
         other => Err(unsupported(other)),
@@ -83,13 +94,18 @@ pub fn open_recorder(
     locator: &StoreLocator,
     run_ledger: &LedgerRef,
     machine_id: &str,
+    lease: std::time::Duration,
 ) -> Result<Box<dyn RunRecorder>, StoreError> {
     match locator {
         #[cfg(feature = "sqlite")]
         StoreLocator::Sqlite { path } => same_ledger(sqlite::SqliteStore::open(path)?, run_ledger),
         #[cfg(feature = "postgres")]
         StoreLocator::Postgres { url } => same_ledger(
-            postgres::PgStore::connect_recorder(url, machine_id)?,
+            postgres::PgStore::connect_recorder(
+                url,
+                machine_id,
+                postgres::LinkTimeouts::for_lease(lease),
+            )?,
             run_ledger,
         ),
         // Reached only in a build without one of the backends.

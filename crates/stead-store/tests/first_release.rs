@@ -146,6 +146,7 @@ fn a_new_server_writes_after_it_with_fresh_ids() {
         log_max_bytes: 0,
         alternatives: Vec::new(),
         on_failure: None,
+        resume_anywhere: false,
     };
     let admitted = store
         .run_admit(&new, Path::new("/tmp/logs"), &plan, lease.epoch)

@@ -225,6 +225,7 @@ fn shared_ledger_checks(url: &str) -> Vec<Check> {
             url: url.to_string(),
         },
         "",
+        std::time::Duration::ZERO,
     )
     .err()
     .map_or_else(

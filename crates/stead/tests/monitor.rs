@@ -128,6 +128,7 @@ impl Ledger {
             log_max_bytes: 1024 * 1024,
             alternatives: Vec::new(),
             on_failure: None,
+            resume_anywhere: false,
         };
         let admission = self
             .store
@@ -153,6 +154,7 @@ impl Ledger {
             store: StoreLocator::Sqlite {
                 path: self.path().join("stead.db"),
             },
+            server: None,
         };
         let json = serde_json::to_vec(&start).unwrap();
         child.stdin.take().unwrap().write_all(&json).unwrap();

@@ -59,8 +59,9 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         MethodId::Readiness => vec![route("GET", "/api/readiness", get(readiness))],
         MethodId::Hosts => vec![route("GET", "/api/hosts", get(hosts))],
         // Not offered over HTTP: lifecycle and write methods the dashboard does not use,
-        // waiting calls, which the event stream replaces, and the shipped log, which
-        // `GET /api/runs/{id}/log` serves as text (`log.rs`).
+        // waiting calls, which the event stream replaces, the shipped log, which
+        // `GET /api/runs/{id}/log` serves as text (`log.rs`), and what a run's monitors
+        // tell their own server over its socket.
         MethodId::Stop
         | MethodId::JobAdd
         | MethodId::JobRemove
@@ -73,7 +74,10 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         | MethodId::RestartBegin
         | MethodId::RestartEnd
         | MethodId::Http
-        | MethodId::RunLog => Vec::new(),
+        | MethodId::RunLog
+        | MethodId::MonitorStarted
+        | MethodId::MonitorFinished
+        | MethodId::MonitorCheck => Vec::new(),
     }
 }
 

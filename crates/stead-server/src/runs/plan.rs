@@ -8,7 +8,7 @@ use stead_core::clock::rfc3339;
 use stead_core::records::NewRun;
 use stead_core::runs::{DEFAULT_KILL_GRACE_MS, DEFAULT_LOG_MAX_BYTES, MonitorPlan};
 use stead_core::schedule;
-use stead_protocol::JobSpec;
+use stead_protocol::{JobSpec, ResumeOn};
 
 use crate::shared::Shared;
 
@@ -55,6 +55,7 @@ pub fn plan_for(
             .map(|alt| argv_of(spec.shell, alt))
             .collect(),
         on_failure: spec.on_failure.clone(),
+        resume_anywhere: spec.resume_on == ResumeOn::Any,
     }
 }
 

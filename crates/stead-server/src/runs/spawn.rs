@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::sync::Arc;
 
-use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd};
+use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd, ServerLink};
 use stead_protocol::RunStatus;
 use tokio::io::AsyncWriteExt;
 use tracing::error;
@@ -59,9 +59,17 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
         .id()
         .ok_or_else(|| std::io::Error::other("the monitor exited at once"))?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
+    let timings = shared.world.config.timings;
     let start = MonitorStart {
         plan: plan.clone(),
         store: shared.world.ledger.clone(),
+        // On a shared ledger the monitor records through this server, sharing its
+        // connection; on SQLite it writes the file itself, as cheap as asking.
+        server: shared.world.store.is_shared().then(|| ServerLink {
+            socket: shared.world.paths.socket().to_path_buf(),
+            lease_ms: u64::try_from(timings.lease.as_millis()).unwrap_or(u64::MAX),
+            heartbeat_ms: u64::try_from(timings.heartbeat.as_millis()).unwrap_or(u64::MAX),
+        }),
     };
     let json = serde_json::to_vec(&start).expect("a monitor plan always serializes");
     stdin.write_all(&json).await?;

@@ -244,6 +244,7 @@ pub(super) fn plan(id: i64, log: &Path, _key: &str) -> MonitorPlan {
         log_max_bytes: 0,
         alternatives: Vec::new(),
         on_failure: None,
+        resume_anywhere: false,
     }
 }
 

@@ -317,6 +317,17 @@ impl Cluster for PgStore {
         logs::read(self, id, offset, max)
     }
 
+    fn runs_ended(&self, ids: &[i64]) -> Result<Vec<i64>, StoreError> {
+        self.with_client(|c| {
+            let rows = c.query(
+                "SELECT id FROM runs WHERE id = ANY($1)
+                 AND status NOT IN ('queued', 'running') ORDER BY id",
+                &[&ids],
+            )?;
+            rows.iter().map(|row| Ok(row.try_get(0)?)).collect()
+        })
+    }
+
     /// Listens on a connection of its own, on a thread of its own, until `wake` says stop.
     fn listen(&self, wake: Box<dyn Fn(Wake) -> bool + Send>) -> Result<(), StoreError> {
         let store = self;

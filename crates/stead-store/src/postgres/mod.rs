@@ -98,17 +98,51 @@ pub(crate) use db_now_ms;
 const MIGRATION_LOCK: i64 = i64::from_be_bytes(*b"stead:mg");
 const CATALOG_LOCK: i64 = i64::from_be_bytes(*b"stead:ct");
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long to wait before reopening a connection found closed: long enough for a
 /// database that is restarting to accept again, short enough to stay within a request.
 const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
-/// A peer that stops answering is noticed within about idle + interval * retries.
-const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
-const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 const KEEPALIVE_RETRIES: u32 = 3;
-/// A request the server does not acknowledge within this is given up (Linux), rather
-/// than retransmitted for the kernel's default quarter of an hour.
-const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How quickly a connection gives up on a database it cannot reach, set from the lease
+/// (the time within which a host must notice it is cut off, and the time after which
+/// the others judge it lost): a dead link is noticed within a lease, not after the
+/// kernel's quarter of an hour of retransmissions, and a healed one is used again at the
+/// next call rather than after a retransmission backoff.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkTimeouts {
+    /// A connection attempt that has not completed within this fails.
+    pub connect: Duration,
+    /// Data the database does not acknowledge within this ends the connection (Linux's
+    /// TCP_USER_TIMEOUT), so a call in flight over a dead link fails.
+    pub unacknowledged: Duration,
+    /// An idle connection (the listener's) is probed after this, then every
+    /// `keepalive_interval`, and dropped after three probes go unanswered.
+    pub keepalive_idle: Duration,
+    pub keepalive_interval: Duration,
+    /// Any one statement running longer than this is cancelled by the database.
+    pub statement: Duration,
+}
+
+impl LinkTimeouts {
+    /// Timeouts for a cluster whose hosts hold leases of `lease`.
+    pub fn for_lease(lease: Duration) -> Self {
+        let at_least = |d: Duration, floor_ms: u64| d.max(Duration::from_millis(floor_ms));
+        Self {
+            connect: at_least(lease / 2, 500).min(Duration::from_secs(10)),
+            unacknowledged: at_least(lease / 2, 500),
+            keepalive_idle: at_least(lease / 4, 1_000),
+            keepalive_interval: at_least(lease / 8, 1_000),
+            statement: at_least(lease, 1_000),
+        }
+    }
+}
+
+impl Default for LinkTimeouts {
+    /// For the default lease of 30 s.
+    fn default() -> Self {
+        Self::for_lease(Duration::from_secs(30))
+    }
+}
 
 /// The PostgreSQL ledger.
 pub struct PgStore {
@@ -150,7 +184,16 @@ impl PgStore {
     /// `key=value` pairs), brings its schema up to date and records this host's name.
     /// `machine_id` names the host whose lease row this store claims and fences by.
     pub fn connect(url: &str, machine_id: &str) -> Result<Self, StoreError> {
-        let mut store = Self::open(url, machine_id)?;
+        Self::connect_with(url, machine_id, LinkTimeouts::default())
+    }
+
+    /// [`PgStore::connect`] with the timeouts of a cluster's lease.
+    pub fn connect_with(
+        url: &str,
+        machine_id: &str,
+        link: LinkTimeouts,
+    ) -> Result<Self, StoreError> {
+        let mut store = Self::open(url, machine_id, link)?;
         {
             let mut client = store.client();
             migrate(&store.ledger, machine_id, &mut client)?;
@@ -162,8 +205,12 @@ impl PgStore {
 
     /// Connects without touching the schema or the hosts: for a run's monitor, started
     /// by a server that did both already (every run start would otherwise pay for them).
-    pub fn connect_recorder(url: &str, machine_id: &str) -> Result<Self, StoreError> {
-        let mut store = Self::open(url, machine_id)?;
+    pub fn connect_recorder(
+        url: &str,
+        machine_id: &str,
+        link: LinkTimeouts,
+    ) -> Result<Self, StoreError> {
+        let mut store = Self::open(url, machine_id, link)?;
         store.identity = store.read_identity()?;
         Ok(store)
     }
@@ -172,7 +219,7 @@ impl PgStore {
     /// read-only (the database refuses any write), the schema is not migrated and the
     /// host's row is not touched.
     pub fn inspect(url: &str, machine_id: &str) -> Result<Inspection, StoreError> {
-        let store = Self::open(url, machine_id)?;
+        let store = Self::open(url, machine_id, LinkTimeouts::default())?;
         store.with_client(|c| {
             c.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
             // Each table is looked up before it is read: a statement naming a table that
@@ -223,7 +270,7 @@ impl PgStore {
         })
     }
 
-    fn open(url: &str, machine_id: &str) -> Result<Self, StoreError> {
+    fn open(url: &str, machine_id: &str, link: LinkTimeouts) -> Result<Self, StoreError> {
         let bad_url = |detail: String| StoreError::LedgerUrl {
             url: redact_url(url),
             detail,
@@ -232,15 +279,22 @@ impl PgStore {
         let mut config: Config = rest.parse().map_err(|e| bad_url(describe(&e)))?;
         tls.configure(&mut config);
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
+            config.connect_timeout(link.connect);
+        }
+        // The URL's own `options` win: a statement timeout is set only where none are.
+        if config.get_options().is_none() {
+            config.options(&format!(
+                "-c statement_timeout={}",
+                link.statement.as_millis()
+            ));
         }
         config
             .application_name("stead")
             .keepalives(true)
-            .keepalives_idle(KEEPALIVE_IDLE)
-            .keepalives_interval(KEEPALIVE_INTERVAL)
+            .keepalives_idle(link.keepalive_idle)
+            .keepalives_interval(link.keepalive_interval)
             .keepalives_retries(KEEPALIVE_RETRIES)
-            .tcp_user_timeout(TCP_USER_TIMEOUT);
+            .tcp_user_timeout(link.unacknowledged);
         let ledger = location(&config);
         let client = tls
             .connect(&config)
@@ -693,6 +747,10 @@ impl Lease for PgStore {
 }
 
 impl Store for PgStore {
+    fn recorder(&self) -> &dyn crate::RunRecorder {
+        self
+    }
+
     fn ledger_ref(&self) -> LedgerRef {
         LedgerRef::Postgres {
             ledger_id: self.identity.0.clone(),

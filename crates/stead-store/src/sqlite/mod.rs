@@ -338,6 +338,10 @@ impl Lease for SqliteStore {
 }
 
 impl Store for SqliteStore {
+    fn recorder(&self) -> &dyn crate::RunRecorder {
+        self
+    }
+
     fn ledger_ref(&self) -> LedgerRef {
         LedgerRef::Sqlite {
             path: self.path.clone(),

@@ -21,8 +21,16 @@ pub struct StateDir {
     _tmp: tempfile::TempDir,
     path: PathBuf,
     env: Vec<(String, String)>,
-    /// A directory this directory's commands cannot see (another host's files).
-    hidden: Option<PathBuf>,
+    /// Where this directory's commands run, when not plainly on this machine.
+    wrap: Option<Wrap>,
+}
+
+/// How a state directory's commands are run to stand in for another machine.
+enum Wrap {
+    /// In a mount namespace where this directory (another host's files) is empty.
+    Hiding(PathBuf),
+    /// In this network namespace.
+    NetNs(String),
 }
 
 impl StateDir {
@@ -66,7 +74,7 @@ impl StateDir {
                     START_TIMEOUT_MS.to_string(),
                 ),
             ],
-            hidden: None,
+            wrap: None,
         }
     }
 
@@ -79,14 +87,25 @@ impl StateDir {
     /// starts, and that server's monitors) in a mount namespace of its own where
     /// `dir` is an empty tmpfs: they cannot see another host's files there.
     pub fn hide_from_commands(&mut self, dir: &Path) {
-        self.hidden = Some(dir.to_path_buf());
+        self.wrap = Some(Wrap::Hiding(dir.to_path_buf()));
+    }
+
+    /// Runs every command of this directory (and so its server and monitors) in the
+    /// network namespace `ns`: another machine on the network, which a test can cut off.
+    pub fn run_in_netns(&mut self, ns: &str) {
+        self.wrap = Some(Wrap::NetNs(ns.to_string()));
     }
 
     /// `program ARGS...` as this directory's commands run: in its mount namespace, if
-    /// it hides a directory.
+    /// it hides a directory, or in its network namespace.
     pub fn command(&self, program: &str) -> Command {
-        match &self.hidden {
-            Some(hidden) => {
+        match &self.wrap {
+            Some(Wrap::NetNs(ns)) => {
+                let mut cmd = Command::new("ip");
+                cmd.args(["netns", "exec", ns, program]);
+                cmd
+            }
+            Some(Wrap::Hiding(hidden)) => {
                 let mut cmd = Command::new("unshare");
                 cmd.args([
                     "-m",

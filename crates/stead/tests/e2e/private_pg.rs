@@ -16,7 +16,7 @@ pub struct PrivatePostgres {
     bin: PathBuf,
     pub port: u16,
     /// What the server listens on (`listen_addresses`).
-    listen: &'static str,
+    listen: String,
 }
 
 /// The certificates of a server started with [`PrivatePostgres::start_tls`].
@@ -29,9 +29,28 @@ pub struct Certs {
 
 impl PrivatePostgres {
     pub fn start() -> Self {
-        let pg = Self::init("127.0.0.1");
+        Self::start_configured("127.0.0.1", "", "")
+    }
+
+    /// One listening on `listen` (`listen_addresses`), with `conf` added to
+    /// postgresql.conf and `hba` to pg_hba.conf.
+    pub fn start_configured(listen: &str, conf: &str, hba: &str) -> Self {
+        let pg = Self::init(listen);
+        let data = pg.data();
+        for (file, extra) in [("postgresql.conf", conf), ("pg_hba.conf", hba)] {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join(file))
+                .unwrap();
+            std::io::Write::write_all(&mut f, format!("\n{extra}\n").as_bytes()).unwrap();
+        }
         pg.ctl(&["start", "-w", "-t", "30"]);
         pg
+    }
+
+    /// The URL of its `postgres` database at `host`.
+    pub fn url_at(&self, host: &str) -> String {
+        format!("postgres://postgres@{host}:{}/postgres", self.port)
     }
 
     /// A server that accepts TLS connections only, on 127.0.0.1 and 127.0.0.2 (an
@@ -126,7 +145,7 @@ impl PrivatePostgres {
     }
 
     /// Initialized, not started: the guard exists from here on.
-    fn init(listen: &'static str) -> Self {
+    fn init(listen: &str) -> Self {
         let bin = bin_dir();
         let dir = tempfile::Builder::new()
             .prefix("stead-pg.")
@@ -151,7 +170,7 @@ impl PrivatePostgres {
             dir,
             bin,
             port,
-            listen,
+            listen: listen.to_string(),
         }
     }
 

@@ -1,0 +1,236 @@
+//! How a monitor reaches the ledger. On a ledger of one host it opens the SQLite file
+//! itself, as cheap as asking anyone. On a shared ledger it records through its own
+//! host's server, which holds the host's connection to the database, so a host running
+//! hundreds of runs needs no more connections than its server has; only when that server
+//! cannot be reached (stopped, restarting, frozen) does the monitor connect itself, for
+//! that one call, and close the connection again.
+//!
+//! A call the server may have carried out before its answer was lost is checked against
+//! the run's row when it is made again directly, so a lost answer never turns a run the
+//! server marked running into one this monitor thinks it may not start.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use stead_client::{ClientError, Connection};
+use stead_core::clock::rfc3339;
+use stead_core::identity::StartIdentity;
+use stead_core::locator::{LedgerRef, StoreLocator};
+use stead_core::runs::{MonitorStart, RunEnd};
+use stead_protocol::{
+    ErrorCode, Method, MonitorCheck, MonitorFinished, MonitorStarted, Run, RunId, method,
+};
+use stead_store::{RunRecorder, StoreError};
+
+/// What the ledger says of a run still going, for [`Ledger::check`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The run has ended on the ledger: someone settled it while its command ran.
+    Ended,
+    /// The run is still this host's, as the database confirmed this long ago.
+    Confirmed(Duration),
+    /// Nobody could say.
+    Unknown,
+}
+
+/// The ledger as a monitor reaches it.
+pub enum Ledger {
+    /// The SQLite file, opened by the monitor.
+    Local(Box<dyn RunRecorder>),
+    /// A shared ledger, through this host's server.
+    Shared(Box<SharedLedger>),
+}
+
+pub struct SharedLedger {
+    socket: PathBuf,
+    /// How long a call to the server may take before the monitor goes around it.
+    patience: Duration,
+    conn: Mutex<Option<Connection>>,
+    store: StoreLocator,
+    run_ledger: LedgerRef,
+    machine: String,
+    lease: Duration,
+}
+
+impl Ledger {
+    /// The ledger a monitor started with `start` records into.
+    pub fn open(start: &MonitorStart, machine: &str) -> Result<Self, StoreError> {
+        let Some(server) = &start.server else {
+            let lease = Duration::ZERO;
+            return stead_store::open_recorder(&start.store, &start.plan.ledger, machine, lease)
+                .map(Ledger::Local);
+        };
+        let heartbeat = Duration::from_millis(server.heartbeat_ms);
+        Ok(Ledger::Shared(Box::new(SharedLedger {
+            socket: server.socket.clone(),
+            patience: heartbeat.max(Duration::from_secs(1)),
+            conn: Mutex::new(None),
+            store: start.store.clone(),
+            run_ledger: start.plan.ledger.clone(),
+            machine: machine.to_string(),
+            lease: Duration::from_millis(server.lease_ms),
+        })))
+    }
+
+    /// Whether the run is still this host's; see [`Check`].
+    pub fn check(&self, run_id: i64) -> Check {
+        let judge = |run: Result<Option<Run>, StoreError>| match run {
+            Ok(Some(run)) if run.status.is_terminal() => Check::Ended,
+            Ok(Some(_)) => Check::Confirmed(Duration::ZERO),
+            Ok(None) | Err(_) => Check::Unknown,
+        };
+        match self {
+            Ledger::Local(recorder) => judge(recorder.run(run_id)),
+            Ledger::Shared(shared) => {
+                let asked = MonitorCheck {
+                    run_id,
+                    restarting: false,
+                };
+                match shared.ask::<method::MonitorCheck>(&asked) {
+                    Asked::Answered(v) if v.ended => Check::Ended,
+                    Asked::Answered(v) => v.confirmed_ms_ago.map_or(Check::Unknown, |ms| {
+                        Check::Confirmed(Duration::from_millis(ms))
+                    }),
+                    Asked::Failed(_) => Check::Unknown,
+                    Asked::Unreachable => judge(shared.direct(|r| r.run(run_id))),
+                }
+            }
+        }
+    }
+}
+
+/// What asking the server came to.
+enum Asked<T> {
+    Answered(T),
+    /// The server answered with an error: it is there, but could not do it.
+    Failed(StoreError),
+    /// No answer: the server is gone, stopping or frozen.
+    Unreachable,
+}
+
+impl SharedLedger {
+    fn ask<M: Method>(&self, params: &M::Params) -> Asked<M::Output> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        if conn.is_none() {
+            *conn = Connection::open(&self.socket, self.patience).ok();
+        }
+        let Some(open) = conn.as_mut() else {
+            return Asked::Unreachable;
+        };
+        match open.call_within::<M>(params, self.patience) {
+            Ok(value) => Asked::Answered(value),
+            Err(ClientError::Server(body)) if body.code != ErrorCode::ShuttingDown => {
+                Asked::Failed(StoreError::Unavailable {
+                    ledger: self.store.describe(),
+                    detail: format!("this host's server could not record it: {}", body.message),
+                })
+            }
+            Err(_) => {
+                // The answer may still come: this connection is done.
+                *conn = None;
+                Asked::Unreachable
+            }
+        }
+    }
+
+    /// `op` on a connection of the monitor's own, closed again afterwards.
+    fn direct<T>(
+        &self,
+        op: impl FnOnce(&dyn RunRecorder) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let recorder =
+            stead_store::open_recorder(&self.store, &self.run_ledger, &self.machine, self.lease)?;
+        op(recorder.as_ref())
+    }
+}
+
+impl RunRecorder for Ledger {
+    fn mark_running(
+        &self,
+        run_id: i64,
+        pid: u32,
+        identity: &StartIdentity,
+        at: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let shared = match self {
+            Ledger::Local(recorder) => return recorder.mark_running(run_id, pid, identity, at),
+            Ledger::Shared(shared) => shared,
+        };
+        let started = MonitorStarted {
+            run_id,
+            pid,
+            start_identity: identity.to_string(),
+            at: rfc3339(at),
+        };
+        match shared.ask::<method::MonitorStarted>(&started) {
+            Asked::Answered(marked) => Ok(marked),
+            Asked::Failed(e) => Err(e),
+            Asked::Unreachable => shared.direct(|r| {
+                Ok(r.mark_running(run_id, pid, identity, at)?
+                    // The server may have marked it before its answer was lost.
+                    || r.run(run_id)?.is_some_and(|run| {
+                        run.status == stead_protocol::RunStatus::Running
+                            && run.monitor_pid == Some(pid)
+                    }))
+            }),
+        }
+    }
+
+    fn finish(&self, run_id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+        let shared = match self {
+            Ledger::Local(recorder) => return recorder.finish(run_id, end),
+            Ledger::Shared(shared) => shared,
+        };
+        let finished = MonitorFinished {
+            run_id,
+            status: end.status,
+            exit_code: end.exit_code,
+            signal: end.signal,
+            reason: end.reason.clone(),
+            ended_at: rfc3339(end.ended_at),
+            ended_processes: end.ended_processes,
+        };
+        match shared.ask::<method::MonitorFinished>(&finished) {
+            Asked::Answered(recorded) => Ok(recorded),
+            Asked::Failed(e) => Err(e),
+            Asked::Unreachable => shared.direct(|r| {
+                Ok(r.finish(run_id, end)?
+                    // The server may have recorded this very end before its answer was
+                    // lost.
+                    || r.run(run_id)?.is_some_and(|run| {
+                        run.status == end.status && run.reason == end.reason
+                    }))
+            }),
+        }
+    }
+
+    fn run(&self, run_id: i64) -> Result<Option<Run>, StoreError> {
+        let shared = match self {
+            Ledger::Local(recorder) => return recorder.run(run_id),
+            Ledger::Shared(shared) => shared,
+        };
+        match shared.ask::<method::RunGet>(&RunId { id: run_id }) {
+            Asked::Answered(run) => Ok(Some(run)),
+            Asked::Failed(e) => Err(e),
+            Asked::Unreachable => shared.direct(|r| r.run(run_id)),
+        }
+    }
+
+    fn restarting_service(&self, run_id: i64) -> Result<Option<String>, StoreError> {
+        let shared = match self {
+            Ledger::Local(recorder) => return recorder.restarting_service(run_id),
+            Ledger::Shared(shared) => shared,
+        };
+        let asked = MonitorCheck {
+            run_id,
+            restarting: true,
+        };
+        match shared.ask::<method::MonitorCheck>(&asked) {
+            Asked::Answered(v) => Ok(v.restarting_service),
+            Asked::Failed(e) => Err(e),
+            Asked::Unreachable => shared.direct(|r| r.restarting_service(run_id)),
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! `monitor_finished`: a monitor of this host records how its run ended, through its
+//! server (shared ledgers).
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use stead_core::runs::RunEnd;
+use stead_protocol::MonitorFinished;
+
+use super::{Answer, invalid};
+use crate::ledger::blocking;
+use crate::shared::Shared;
+
+pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<bool> {
+    if !params.status.is_terminal() {
+        return Err(invalid(format!(
+            "status: {} is not an end",
+            params.status.as_str()
+        )));
+    }
+    let ended_at: Timestamp = params
+        .ended_at
+        .parse()
+        .map_err(|e| invalid(format!("ended_at: {e}")))?;
+    let id = params.run_id;
+    let end = RunEnd {
+        status: params.status,
+        exit_code: params.exit_code,
+        signal: params.signal,
+        reason: params.reason,
+        ended_at,
+        ended_processes: params.ended_processes,
+    };
+    let recorded = blocking(shared, move |s| s.world.store.recorder().finish(id, &end)).await?;
+    let _ = shared.run_events.send(id);
+    Ok(recorded)
+}
