@@ -29,7 +29,6 @@ pub fn start(shared: &Arc<Shared>) {
     crate::ship::start(shared);
     tokio::spawn(campaign(shared.clone()));
     tokio::spawn(claim(shared.clone()));
-    tokio::spawn(crate::ownership::run(shared.clone()));
 }
 
 /// Hands the ledger's notifications to the server's own wake-ups, from the store's

@@ -1,5 +1,6 @@
 //! The heartbeat: renews the lease every heartbeat interval, and at once when a request
-//! finds it expired (the server just woke from a sleep).
+//! finds it expired (the server just woke from a sleep); on a shared ledger it then
+//! confirms this host's runs for their monitors (`ownership`).
 //!
 //! A renewal that finds the lease expired but still ours re-arms it; only a renewal that
 //! finds another epoch or owner stops the server. Between renewals the task sleeps: an
@@ -27,6 +28,9 @@ pub async fn run(shared: Arc<Shared>) {
         }
         if !renew(&shared).await {
             return;
+        }
+        if shared.world.store.is_shared() {
+            crate::ownership::refresh(&shared).await;
         }
     }
 }

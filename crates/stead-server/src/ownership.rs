@@ -75,22 +75,16 @@ impl Ownership {
     }
 }
 
-/// Confirms the asked runs with the database once per heartbeat, until the server stops.
-pub async fn run(shared: Arc<Shared>) {
-    let heartbeat = shared.world.config.timings.heartbeat;
-    loop {
-        let ids = shared.ownership.asked();
-        let sent = Instant::now();
-        match on_cluster(&shared, move |_, c| c.runs_ended(&ids)).await {
-            Ok(ended) => shared.ownership.confirmed(sent, ended),
-            Err(e) => {
-                warn!(cause = %e.message, "failed to confirm this host's runs with the ledger")
-            }
-        }
-        tokio::select! {
-            () = shared.stop.cancelled() => return,
-            () = tokio::time::sleep(heartbeat) => {}
-        }
+/// Confirms the asked runs with the database: called by the heartbeat right after each
+/// renewal of the host's lease, so a confirmation is never older than the renewal the
+/// others judge the host by (which bounds how long a cut-off copy may overlap its
+/// resume; see docs/cluster.md).
+pub async fn refresh(shared: &Arc<Shared>) {
+    let ids = shared.ownership.asked();
+    let sent = Instant::now();
+    match on_cluster(shared, move |_, c| c.runs_ended(&ids)).await {
+        Ok(ended) => shared.ownership.confirmed(sent, ended),
+        Err(e) => warn!(cause = %e.message, "failed to confirm this host's runs with the ledger"),
     }
 }
 
