@@ -83,6 +83,30 @@ impl Reader {
         }
     }
 
+    /// Runs running now.
+    pub fn running(&mut self) -> anyhow::Result<u64> {
+        match self {
+            Self::Sqlite(conn) => {
+                let n: i64 = conn.query_row(
+                    "SELECT count(*) FROM runs WHERE status = 'running'",
+                    [],
+                    |r| r.get(0),
+                )?;
+                Ok(u64::try_from(n)?)
+            }
+            Self::Postgres(client) => crate::pg::running(client),
+        }
+    }
+
+    /// What the server and its monitors hold of the ledger now: on PostgreSQL stead's
+    /// connections to the database, on SQLite the processes that have the file open.
+    pub fn held(&mut self, dir: &Path) -> anyhow::Result<u64> {
+        match self {
+            Self::Sqlite(_) => Ok(crate::proc::holding(&dir.join("stead.db"))),
+            Self::Postgres(client) => crate::pg::stead_connections(client),
+        }
+    }
+
     /// A run's `created_at_ms` and `started_at_ms`, if it has started.
     pub fn run_times(&mut self, id: i64) -> anyhow::Result<Option<(i64, i64)>> {
         match self {

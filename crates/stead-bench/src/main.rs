@@ -39,6 +39,7 @@ mod report;
 mod runs;
 mod stead;
 mod web;
+mod wide;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -543,6 +544,12 @@ fn cluster(setup: &Setup, args: &Args) -> anyhow::Result<report::ClusterReport> 
         runs::throughput_stead(&stead, sqlite, n)?,
         runs::throughput_stead(&stead, Backend::Postgres(&throughput_db), n)?,
     ];
+    progress("100 runs in flight on one host: what they hold of the ledger");
+    let wide_db = guard.database("wide")?;
+    let wide = [
+        wide::wide(&stead, sqlite, 100)?,
+        wide::wide(&stead, Backend::Postgres(&wide_db), 100)?,
+    ];
 
     progress(&format!(
         "cluster: {} hosts on one PostgreSQL ledger, lease {} ms, heartbeat {} ms",
@@ -566,6 +573,7 @@ fn cluster(setup: &Setup, args: &Args) -> anyhow::Result<report::ClusterReport> 
         fires,
         latency,
         throughput,
+        wide,
         failover,
         death,
     };

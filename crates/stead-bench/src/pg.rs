@@ -113,6 +113,22 @@ pub fn ended(client: &mut Client) -> anyhow::Result<(u64, u64)> {
     Ok((u64::try_from(ended)?, u64::try_from(succeeded)?))
 }
 
+/// Runs running now.
+pub fn running(client: &mut Client) -> anyhow::Result<u64> {
+    let row = client.query_one("SELECT count(*) FROM runs WHERE status = 'running'", &[])?;
+    Ok(u64::try_from(row.try_get::<_, i64>(0)?)?)
+}
+
+/// stead's connections to the database now (every one names itself `stead`).
+pub fn stead_connections(client: &mut Client) -> anyhow::Result<u64> {
+    let row = client.query_one(
+        "SELECT count(*) FROM pg_stat_activity
+         WHERE application_name = 'stead' AND datname = current_database()",
+        &[],
+    )?;
+    Ok(u64::try_from(row.try_get::<_, i64>(0)?)?)
+}
+
 /// A run's `created_at_ms` and `started_at_ms`, if it has started.
 pub fn run_times(client: &mut Client, id: i64) -> anyhow::Result<Option<(i64, i64)>> {
     let row = client.query_opt(

@@ -27,6 +27,23 @@ pub fn status_field(pid: u32, field: &str) -> anyhow::Result<u64> {
     parse_field(&text, field).with_context(|| format!("no {field} in /proc/{pid}/status"))
 }
 
+/// How many processes have `file` open (a descriptor linking to it).
+pub fn holding(file: &Path) -> u64 {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    procs
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|e| {
+            std::fs::read_dir(e.path().join("fd")).is_ok_and(|fds| {
+                fds.flatten()
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|to| to == file))
+            })
+        })
+        .count() as u64
+}
+
 /// A line of `/proc/PID/smaps_rollup` such as `Pss:  1024 kB`, as its number.
 pub fn rollup_field(pid: u32, field: &str) -> anyhow::Result<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))

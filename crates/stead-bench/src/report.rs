@@ -760,6 +760,8 @@ pub struct ClusterReport {
     /// SQLite, then PostgreSQL.
     pub latency: [Latency; 2],
     pub throughput: [Throughput; 2],
+    /// 100 runs in flight on one host: SQLite, then PostgreSQL.
+    pub wide: [crate::wide::Wide; 2],
     pub failover: Failover,
     pub death: Death,
 }
@@ -814,7 +816,7 @@ impl ClusterReport {
         pair(
             &mut t,
             &format!("one host, {} on-demand runs of `true`", ts.runs),
-            [sqlite, postgres],
+            [sqlite.clone(), postgres.clone()],
         );
         let mut line = |name: &str, f: &dyn Fn(&Throughput) -> String| {
             pair(&mut t, name, [f(ts), f(tp)]);
@@ -830,6 +832,27 @@ impl ClusterReport {
             format!("{:.2} / {:.2}", x.per_call.median, x.per_call.p90)
         });
         line("succeeded", &|x| format!("{}/{}", x.succeeded, x.runs));
+
+        let [ws, wp] = &self.wide;
+        let _ = writeln!(t);
+        pair(
+            &mut t,
+            &format!("one host, {} runs in flight at once", ws.runs),
+            [sqlite, postgres],
+        );
+        pair(
+            &mut t,
+            "held of the ledger at most (SQLite: processes with the file open; PostgreSQL: connections)",
+            [ws.peak_held.to_string(), wp.peak_held.to_string()],
+        );
+        pair(
+            &mut t,
+            "first `stead run` -> all running (ms)",
+            [
+                format!("{:.0}", ws.all_running_ms),
+                format!("{:.0}", wp.all_running_ms),
+            ],
+        );
 
         let _ = writeln!(
             t,
@@ -984,6 +1007,10 @@ impl ClusterReport {
             "throughput": {
                 "sqlite": throughput(&self.throughput[0]),
                 "postgres": throughput(&self.throughput[1]),
+            },
+            "in_flight": {
+                "sqlite": self.wide[0].json(),
+                "postgres": self.wide[1].json(),
             },
             "cluster": {
                 "hosts": HOSTS.len(),
