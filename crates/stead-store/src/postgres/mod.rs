@@ -128,7 +128,10 @@ impl LinkTimeouts {
     pub fn for_lease(lease: Duration) -> Self {
         let at_least = |d: Duration, floor_ms: u64| d.max(Duration::from_millis(floor_ms));
         Self {
-            connect: at_least(lease / 2, 500).min(Duration::from_secs(10)),
+            // An attempt begun while the link was down would otherwise wait out SYN
+            // retransmissions after it heals: short, so a healed link is used within a
+            // heartbeat or two.
+            connect: at_least(lease / 4, 500).min(Duration::from_secs(5)),
             unacknowledged: at_least(lease / 2, 500),
             keepalive_idle: at_least(lease / 4, 1_000),
             keepalive_interval: at_least(lease / 8, 1_000),
