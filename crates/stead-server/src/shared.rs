@@ -215,6 +215,15 @@ impl Shared {
         i64::try_from((-offset).as_millis()).ok()
     }
 
+    /// A time a process of this host read on its own clock (a monitor's), as the
+    /// ledger's clock has it: records agree across hosts whose clocks do not.
+    pub fn in_ledger_time(&self, local: Timestamp) -> Timestamp {
+        match &self.ledger_clock {
+            Some(clock) => local + clock.offset(),
+            None => local,
+        }
+    }
+
     /// This host's own wall clock, whatever the ledger's says.
     pub fn local_now(&self) -> Timestamp {
         match &self.ledger_clock {

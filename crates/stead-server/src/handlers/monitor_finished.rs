@@ -1,5 +1,5 @@
 //! `monitor_finished`: a monitor of this host records how its run ended, through its
-//! server (shared ledgers).
+//! server (shared ledgers), its time as the ledger's clock has it.
 
 use std::sync::Arc;
 
@@ -22,6 +22,7 @@ pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<boo
         .ended_at
         .parse()
         .map_err(|e| invalid(format!("ended_at: {e}")))?;
+    let ended_at = shared.in_ledger_time(ended_at);
     let id = params.run_id;
     let end = RunEnd {
         status: params.status,

@@ -1,5 +1,6 @@
 //! `monitor_started`: a monitor of this host marks its run running, through its server
-//! (shared ledgers), so the host's monitors need no database connection of their own.
+//! (shared ledgers), so the host's monitors need no database connection of their own. The
+//! monitor's time is recorded as the ledger's clock has it.
 
 use std::sync::Arc;
 
