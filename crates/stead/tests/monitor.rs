@@ -18,7 +18,7 @@ use stead_core::identity;
 use stead_core::lease::{ClaimOutcome, Claimant};
 use stead_core::locator::{LedgerRef, StoreLocator};
 use stead_core::records::{Fence, NewRun};
-use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd};
+use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd, ServerLink};
 use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, Trigger};
 use stead_store::sqlite::SqliteStore;
 use stead_store::{Catalog, Lease, RunLedger};
@@ -140,6 +140,12 @@ impl Ledger {
 
     /// Starts `stead monitor` with `plan` on stdin, as the server does.
     fn start(&self, plan: &MonitorPlan) -> Monitor {
+        self.start_through(plan, None)
+    }
+
+    /// [`Ledger::start`] telling the monitor to record through the server at `socket`, as
+    /// a server of a shared ledger does.
+    fn start_through(&self, plan: &MonitorPlan, socket: Option<&Path>) -> Monitor {
         let mut child = Command::new(env!("CARGO_BIN_EXE_stead"))
             .arg("monitor")
             .stdin(Stdio::piped())
@@ -154,7 +160,11 @@ impl Ledger {
             store: StoreLocator::Sqlite {
                 path: self.path().join("stead.db"),
             },
-            server: None,
+            server: socket.map(|socket| ServerLink {
+                socket: socket.to_path_buf(),
+                lease_ms: 30_000,
+                heartbeat_ms: 250,
+            }),
         };
         let json = serde_json::to_vec(&start).unwrap();
         child.stdin.take().unwrap().write_all(&json).unwrap();
@@ -276,6 +286,22 @@ fn exit_zero_succeeds() {
     assert_eq!(run.monitor_pid, Some(monitor.pid()));
     assert!(run.started_at.is_some() && run.ended_at.is_some());
     assert_eq!(monitor.exit_code(), Some(0));
+}
+
+#[test]
+fn a_monitor_whose_server_cannot_be_reached_records_its_run_itself() {
+    let ledger = Ledger::new();
+    let plan = ledger.admit(&["sh", "-c", "echo through"]);
+    // No server listens there: each write goes around it, on a connection of its own.
+    let gone = ledger.path().join("no-server.sock");
+    let _monitor = ledger.start_through(&plan, Some(&gone));
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Succeeded, "{run:?}");
+    assert!(
+        run.monitor_pid.is_some(),
+        "marked running by the monitor itself"
+    );
+    assert!(log_of(&run).contains("through"));
 }
 
 #[test]
