@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use stead_protocol::KeepFree;
 
 /// The lifecycle timings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,11 +104,23 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
     })
 }
 
+/// Run logs (`[logs]`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogsConfig {
+    /// The free space kept on the file system holding the logs: a run's output stops
+    /// being written below it, so the ledger beside them always has room to record.
+    pub keep_free: KeepFree,
+}
+
+/// Overrides `[logs] keep_free`.
+pub const KEEP_FREE_ENV: &str = "STEAD_LOGS_KEEP_FREE";
+
 /// Everything configurable.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     pub timings: Timings,
     pub http: HttpConfig,
+    pub logs: LogsConfig,
     /// A `postgres://` ledger shared by several hosts; `None`: the state directory's own
     /// SQLite file.
     pub store_url: Option<String>,
@@ -147,6 +160,8 @@ pub enum ConfigError {
     Http(String),
     #[error("invalid store setting: {0}")]
     Store(String),
+    #[error("invalid logs setting: {0}")]
+    Logs(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -158,6 +173,14 @@ struct File {
     http: HttpFile,
     #[serde(default)]
     store: StoreFile,
+    #[serde(default)]
+    logs: LogsFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogsFile {
+    keep_free: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -289,9 +312,16 @@ impl Config {
             .or(file.store.url)
             .map(|url| checked_store_url(&url))
             .transpose()?;
+        let keep_free = env(KEEP_FREE_ENV)
+            .filter(|v| !v.trim().is_empty())
+            .or(file.logs.keep_free)
+            .map(|text| KeepFree::parse(&text).map_err(ConfigError::Logs))
+            .transpose()?
+            .unwrap_or_default();
         Ok(Self {
             timings,
             http,
+            logs: LogsConfig { keep_free },
             store_url,
         })
     }
@@ -363,6 +393,24 @@ mod tests {
         assert!(err.to_string().contains("STEAD_LEASE_MS"), "{err}");
         let err = load(None, &[("STEAD_HEARTBEAT_MS", "40000")]).unwrap_err();
         assert!(err.to_string().contains("shorter than the lease"), "{err}");
+    }
+
+    #[test]
+    fn the_logs_reserve_is_a_share_or_a_size() {
+        assert_eq!(
+            load(None, &[]).unwrap().logs.keep_free,
+            KeepFree::Percent(5)
+        );
+        let c = load(Some("[logs]\nkeep_free = \"512MiB\"\n"), &[]).unwrap();
+        assert_eq!(c.logs.keep_free, KeepFree::Bytes(512 << 20));
+        let c = load(
+            Some("[logs]\nkeep_free = \"512MiB\"\n"),
+            &[("STEAD_LOGS_KEEP_FREE", "1%")],
+        )
+        .unwrap();
+        assert_eq!(c.logs.keep_free, KeepFree::Percent(1));
+        let err = load(Some("[logs]\nkeep_free = \"lots\"\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("invalid keep_free"), "{err}");
     }
 
     #[test]

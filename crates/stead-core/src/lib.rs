@@ -16,13 +16,16 @@
 //! - [`records`]: the ledger's rows as the server and the store exchange them;
 //! - [`locator`]: which ledger a server and its monitors use, as data;
 //! - [`clock`]: the wall clock, injectable (tests move it by hand);
-//! - [`machine`]: this host's id and name.
+//! - [`machine`]: this host's id and name;
+//! - [`disk`]: how full the disk holding a path or a file is.
 //!
-//! [`identity`] and [`machine`] are the only modules that read the system (`/proc`,
-//! `/etc/machine-id`): small synchronous reads every other crate needs alike.
+//! [`identity`], [`machine`] and [`disk`] are the only modules that read the system
+//! (`/proc`, `/etc/machine-id`, statvfs): small synchronous reads every other crate needs
+//! alike.
 
 pub mod admission;
 pub mod clock;
+pub mod disk;
 pub mod identity;
 pub mod jobs;
 pub mod lease;

@@ -63,6 +63,10 @@ pub struct MonitorStart {
     /// connection to the database instead of holding one each.
     #[serde(default)]
     pub server: Option<ServerLink>,
+    /// The free space kept on the file system holding the log (this host's
+    /// `[logs] keep_free`): output stops being written below it.
+    #[serde(default)]
+    pub log_keep_free: stead_protocol::KeepFree,
 }
 
 /// How a monitor reaches its own host's server, and the host's timings.

@@ -180,7 +180,7 @@ mod tests {
             group_file.display(),
             input_file.display()
         );
-        let mut log = Log::open(&log_path, plan.log_max_bytes).unwrap();
+        let mut log = Log::open(&log_path, plan.log_max_bytes, Default::default()).unwrap();
         let mut signals = SignalPipe::install().unwrap();
         let began = Instant::now();
         let timeout = Duration::from_millis(300);

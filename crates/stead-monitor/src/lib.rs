@@ -34,7 +34,7 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use stead_protocol::RunStatus;
+use stead_protocol::{KeepFree, RunStatus};
 
 use self::chain::Chained;
 use self::ledger::{Check, Ledger};
@@ -128,7 +128,7 @@ pub fn main() -> i32 {
             .resume_anywhere
             .then(|| Duration::from_millis(link.lease_ms)),
     });
-    match run_watched(plan, &ledger, watch) {
+    match run_watched(plan, &ledger, watch, start.log_keep_free) {
         Outcome::NotQueued | Outcome::Ended { .. } => 0,
         Outcome::NoIdentity(_) | Outcome::Unrecorded { .. } => 1,
     }
@@ -145,13 +145,14 @@ struct Watchful<'a> {
 
 /// Runs `plan` to its end, recording into `recorder`.
 pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
-    run_watched(plan, recorder, None)
+    run_watched(plan, recorder, None, KeepFree::default())
 }
 
 fn run_watched(
     plan: &MonitorPlan,
     recorder: &dyn RunRecorder,
     watch: Option<Watchful<'_>>,
+    keep_free: KeepFree,
 ) -> Outcome {
     // Orphaned descendants then come back to the monitor, to be reaped and killed,
     // instead of escaping to init. Without it (not Linux, or refused) they are still
@@ -183,7 +184,7 @@ fn run_watched(
             return Outcome::Unrecorded { end: None, error };
         }
     }
-    let (chained, session) = match Session::open(plan, signals) {
+    let (chained, session) = match Session::open(plan, signals, keep_free) {
         Ok(mut session) => (session.execute(plan, recorder, watch), Some(session)),
         Err(end) => (Chained { end, halted: None }, None),
     };
@@ -229,8 +230,12 @@ struct Session {
 
 impl Session {
     /// Opens the log and takes the signals; when either fails, that is the run's end.
-    fn open(plan: &MonitorPlan, signals: std::io::Result<SignalPipe>) -> Result<Self, RunEnd> {
-        let mut log = match Log::open(&plan.log_path, plan.log_max_bytes) {
+    fn open(
+        plan: &MonitorPlan,
+        signals: std::io::Result<SignalPipe>,
+        keep_free: KeepFree,
+    ) -> Result<Self, RunEnd> {
+        let mut log = match Log::open(&plan.log_path, plan.log_max_bytes, keep_free) {
             Ok(log) => log,
             Err(e) => {
                 let detail = format!("cannot open the log {}: {e}", plan.log_path.display());
@@ -287,13 +292,15 @@ impl Session {
             every: w.every,
             check: &check,
         });
-        chain::run(
+        let chained = chain::run(
             plan,
             &mut self.signals,
             &mut self.log,
             &restarting,
             ownership,
-        )
+        );
+        self.log.finish();
+        chained
     }
 }
 
@@ -306,14 +313,16 @@ fn failed_to_start(log: Option<&mut Log>, detail: &str) -> RunEnd {
 }
 
 /// Calls `write` until it succeeds, pausing with backoff, for up to
-/// [`LEDGER_RETRY_FOR`].
+/// [`LEDGER_RETRY_FOR`], and for as long as it takes while the ledger's disk is full: the
+/// run's end is recorded as soon as space allows (nothing else can record it meanwhile,
+/// since the server's writes fail the same way).
 fn with_retry<T>(mut write: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
     let give_up = Instant::now() + LEDGER_RETRY_FOR;
     let mut pause = LEDGER_FIRST_PAUSE;
     loop {
         match write() {
             Ok(value) => return Ok(value),
-            Err(e) if Instant::now() + pause >= give_up => return Err(e),
+            Err(e) if !e.is_disk_full() && Instant::now() + pause >= give_up => return Err(e),
             Err(_) => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(LEDGER_LAST_PAUSE);

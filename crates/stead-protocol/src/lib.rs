@@ -16,6 +16,7 @@
 //! This crate holds data only (serde, no I/O), so any program can speak to stead by
 //! depending on it alone.
 
+mod disk;
 pub mod exit;
 mod job;
 pub mod limits;
@@ -27,6 +28,7 @@ mod run;
 mod service;
 mod status;
 
+pub use disk::{DiskSpace, KeepFree};
 pub use job::{
     ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, ResumeOn,
     ServiceChanges, SetEnabled,

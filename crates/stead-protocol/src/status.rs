@@ -26,6 +26,9 @@ pub struct StatusResult {
     /// measured at the last lease renewal (positive: this host is ahead).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_offset_ms: Option<i64>,
+    /// The disk holding the state directory, when it can be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<crate::DiskSpace>,
 }
 
 /// Parameters of `stop`.

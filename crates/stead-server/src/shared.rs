@@ -206,7 +206,14 @@ impl Shared {
             ledger: self.world.ledger.describe(),
             http: self.web.endpoint().map(|e| e.url()),
             clock_offset_ms: self.clock_offset_ms(),
+            disk: self.disk(),
         }
+    }
+
+    /// The disk holding the state directory: free and total bytes, and the logs'
+    /// reserve there. `None` when the file system cannot say.
+    pub fn disk(&self) -> Option<stead_protocol::DiskSpace> {
+        stead_core::disk::disk_space(self.world.paths.dir(), self.world.config.logs.keep_free)
     }
 
     /// On a shared ledger, this host's clock minus the database's, as last measured.

@@ -97,6 +97,20 @@ impl StoreError {
             other => other,
         }
     }
+
+    /// Whether the ledger's disk is full: the write may succeed once space is freed, so
+    /// it is worth waiting for rather than giving up.
+    pub fn is_disk_full(&self) -> bool {
+        let StoreError::Backend { source, .. } = self else {
+            return false;
+        };
+        match source {
+            #[cfg(feature = "sqlite")]
+            BackendError::Sqlite(e) => e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            #[cfg(feature = "postgres")]
+            BackendError::Postgres(e) => e.code() == Some(&::postgres::error::SqlState::DISK_FULL),
+        }
+    }
 }
 
 #[cfg(feature = "sqlite")]

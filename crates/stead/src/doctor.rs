@@ -74,7 +74,11 @@ pub fn diagnose(paths: &StatePaths, config: &Config, clock: &SharedClock) -> Rep
             vec![lease, ledger]
         }
     };
-    let mut checks = vec![state_dir_check(paths), lock_check(paths)];
+    let mut checks = vec![
+        state_dir_check(paths),
+        disk_check(paths, config),
+        lock_check(paths),
+    ];
     let mut ledger = ledger.into_iter();
     checks.extend(ledger.next());
     checks.push(socket_check(paths, config));
@@ -84,6 +88,48 @@ pub fn diagnose(paths: &StatePaths, config: &Config, clock: &SharedClock) -> Rep
         socket: paths.socket().display().to_string(),
         health: checks.iter().map(|c| c.health).max().unwrap_or(Health::Ok),
         checks,
+    }
+}
+
+/// Room on the disk holding the state directory (its ledger and logs, by default).
+fn disk_check(paths: &StatePaths, config: &Config) -> Check {
+    let Some(disk) = stead_core::disk::disk_space(paths.dir(), config.logs.keep_free) else {
+        return check(
+            "disk",
+            Health::Warning,
+            format!(
+                "cannot tell how full the disk holding {} is",
+                paths.dir().display()
+            ),
+            None,
+        );
+    };
+    match crate::cli::render::disk_warning(&disk) {
+        None => check(
+            "disk",
+            Health::Ok,
+            format!(
+                "{} free of {}; run output stops below {} (logs.keep_free)",
+                crate::cli::render::bytes(disk.free_bytes),
+                crate::cli::render::bytes(disk.total_bytes),
+                crate::cli::render::bytes(disk.reserve_bytes)
+            ),
+            None,
+        ),
+        Some(warning) => check(
+            "disk",
+            if disk.below_reserve() {
+                Health::Problem
+            } else {
+                Health::Warning
+            },
+            warning,
+            Some(format!(
+                "free space on the disk holding {} (`du -sh {}/logs` shows what run logs take)",
+                paths.dir().display(),
+                paths.dir().display()
+            )),
+        ),
     }
 }
 

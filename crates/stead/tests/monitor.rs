@@ -19,7 +19,7 @@ use stead_core::lease::{ClaimOutcome, Claimant};
 use stead_core::locator::{LedgerRef, StoreLocator};
 use stead_core::records::{Fence, NewRun};
 use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd, ServerLink};
-use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, Trigger};
+use stead_protocol::{Concurrency, JobSpec, KeepFree, Run, RunStatus, Trigger};
 use stead_store::sqlite::SqliteStore;
 use stead_store::{Catalog, Lease, RunLedger};
 
@@ -165,6 +165,7 @@ impl Ledger {
                 lease_ms: 30_000,
                 heartbeat_ms: 250,
             }),
+            log_keep_free: KeepFree::Bytes(0),
         };
         let json = serde_json::to_vec(&start).unwrap();
         child.stdin.take().unwrap().write_all(&json).unwrap();

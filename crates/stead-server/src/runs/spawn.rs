@@ -70,6 +70,7 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
             lease_ms: u64::try_from(timings.lease.as_millis()).unwrap_or(u64::MAX),
             heartbeat_ms: u64::try_from(timings.heartbeat.as_millis()).unwrap_or(u64::MAX),
         }),
+        log_keep_free: shared.world.config.logs.keep_free,
     };
     let json = serde_json::to_vec(&start).expect("a monitor plan always serializes");
     stdin.write_all(&json).await?;

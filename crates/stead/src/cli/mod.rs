@@ -16,7 +16,7 @@ mod job;
 mod logs;
 mod monitor;
 mod output;
-mod render;
+pub(crate) mod render;
 mod restart;
 mod run;
 mod runs;

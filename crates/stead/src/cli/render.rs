@@ -77,6 +77,39 @@ pub fn elapsed(ms: i64) -> String {
     }
 }
 
+/// Bytes for reading: `512 B`, `3.1 MiB`, `12.0 GiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// What to say of a disk that is full or nearly: `None` while it has room.
+pub fn disk_warning(disk: &stead_protocol::DiskSpace) -> Option<String> {
+    let free = bytes(disk.free_bytes);
+    let reserve = bytes(disk.reserve_bytes);
+    if disk.below_reserve() {
+        Some(format!(
+            "the disk holding the state directory has {free} free, less than the {reserve} kept free (logs.keep_free): run output is being dropped to leave room for the ledger; free some space"
+        ))
+    } else if disk.nearly_full() {
+        Some(format!(
+            "the disk holding the state directory is nearly full: {free} free, and run output stops being written below {reserve} (logs.keep_free)"
+        ))
+    } else {
+        None
+    }
+}
+
 /// A clock offset (a host's clock minus the database's) as a cell: `+10.0 s`, `-0.2 s`.
 pub fn clock_offset(ms: i64) -> String {
     format!("{:+.1} s", ms as f64 / 1000.0)
@@ -156,6 +189,28 @@ mod tests {
         assert_eq!(elapsed(7_500_000), "2h05m");
         assert_eq!(elapsed(3 * 86_400_000 + 4 * 3_600_000), "3d04h");
         assert_eq!(elapsed(-5), "0ms");
+    }
+
+    #[test]
+    fn sizes_and_disk_warnings_read_plainly() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(3 << 20), "3.0 MiB");
+        let disk = |free| stead_protocol::DiskSpace {
+            free_bytes: free,
+            total_bytes: 100 << 20,
+            reserve_bytes: 5 << 20,
+        };
+        assert_eq!(disk_warning(&disk(50 << 20)), None);
+        assert!(
+            disk_warning(&disk(8 << 20))
+                .unwrap()
+                .contains("nearly full")
+        );
+        assert!(
+            disk_warning(&disk(1 << 20))
+                .unwrap()
+                .contains("being dropped")
+        );
     }
 
     #[test]

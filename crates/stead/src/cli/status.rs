@@ -42,6 +42,16 @@ fn render(s: &StatusResult) -> String {
     if let Some(url) = &s.http {
         text.push_str(&format!("  http     {url} (`stead dashboard` opens it)\n"));
     }
+    if let Some(disk) = &s.disk {
+        text.push_str(&format!(
+            "  disk     {} free of {}\n",
+            render::bytes(disk.free_bytes),
+            render::bytes(disk.total_bytes)
+        ));
+        if let Some(warning) = render::disk_warning(disk) {
+            text.push_str(&format!("warning: {warning}\n"));
+        }
+    }
     if let Some(off) = s.clock_offset_ms {
         text.push_str(&format!(
             "  clock    {} from the ledger's database\n",

@@ -18,11 +18,30 @@ pub const START_TIMEOUT_MS: u64 = 10_000;
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
 pub struct StateDir {
+    /// A small file system the state directory lives on, unmounted after the processes
+    /// are gone and before the temporary directory is removed (fields drop in order).
+    _disk: Option<Tmpfs>,
     _tmp: tempfile::TempDir,
     path: PathBuf,
     env: Vec<(String, String)>,
     /// Where this directory's commands run, when not plainly on this machine.
     wrap: Option<Wrap>,
+}
+
+/// A tmpfs mounted for a test, unmounted (lazily, so nothing left open holds it) when
+/// dropped.
+pub struct Tmpfs(PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
 }
 
 /// How a state directory's commands are run to stand in for another machine.
@@ -44,6 +63,42 @@ impl StateDir {
         Self::at(tmp, path)
     }
 
+    /// A state directory on a file system of its own of `size` (`6m`): a disk a test can
+    /// fill. Needs root.
+    pub fn on_tmpfs(size: &str) -> Self {
+        let tmp = tempfile::Builder::new()
+            .prefix("stead-e2e.")
+            .tempdir_in("/tmp")
+            .expect("temp dir");
+        let disk = tmp.path().canonicalize().unwrap().join("disk");
+        std::fs::create_dir(&disk).unwrap();
+        let out = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "tmpfs",
+            ])
+            .arg(&disk)
+            .stdin(Stdio::null())
+            .output()
+            .expect("mount runs");
+        assert!(
+            out.status.success(),
+            "mounting a tmpfs (root only): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut dir = Self::at(tmp, disk.join("state"));
+        dir._disk = Some(Tmpfs(disk));
+        dir
+    }
+
+    /// The root of the file system a state directory made by [`StateDir::on_tmpfs`] is on.
+    pub fn disk(&self) -> &Path {
+        &self._disk.as_ref().expect("a state directory on a tmpfs").0
+    }
+
     /// A state directory whose path is too long for a unix socket.
     pub fn with_long_path() -> Self {
         let tmp = tempfile::Builder::new()
@@ -60,6 +115,7 @@ impl StateDir {
 
     fn at(tmp: tempfile::TempDir, path: PathBuf) -> Self {
         Self {
+            _disk: None,
             _tmp: tmp,
             path,
             env: vec![

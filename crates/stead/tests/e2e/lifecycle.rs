@@ -281,7 +281,14 @@ fn doctor_reports_a_healthy_directory() {
         .collect();
     assert_eq!(
         names,
-        ["state_dir", "lock_file", "lease", "socket", "ledger"]
+        [
+            "state_dir",
+            "disk",
+            "lock_file",
+            "lease",
+            "socket",
+            "ledger"
+        ]
     );
     let human = text(&dir.run(&["doctor"]).stdout);
     assert!(human.contains("passes SQLite's integrity check"), "{human}");

@@ -8,6 +8,7 @@ mod cluster;
 mod compat;
 mod connections;
 mod dashboard;
+mod disk;
 mod ensure;
 mod gate;
 mod guard;
