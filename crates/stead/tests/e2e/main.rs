@@ -9,6 +9,7 @@ mod compat;
 mod connections;
 mod dashboard;
 mod ensure;
+mod fires;
 mod gate;
 mod guard;
 mod harness;
