@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::api::Api;
 use crate::harness::{StateDir, add_job, json, ms_of, now_ms, signal, wait_until};
 
 /// libfaketime: moves what a process reads as the wall clock, re-reading the offset from
@@ -257,4 +258,20 @@ fn a_restart_across_fires_accounts_for_each_of_them_once() {
     for pair in times.windows(2) {
         assert_eq!(pair[1] - pair[0], 1_000, "a fire is missing: {runs:?}");
     }
+
+    // The HTTP API hides them too, with the same parameter.
+    let api = Api::start(&dir);
+    let all = api.get("/api/runs?job=tick&limit=1000").json();
+    assert!(
+        all.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["status"] == "skipped")
+    );
+    let shown = api
+        .get("/api/runs?job=tick&limit=1000&no_skipped=true")
+        .json();
+    let shown = shown.as_array().unwrap();
+    assert!(shown.iter().all(|r| r["status"] != "skipped"), "{shown:?}");
+    assert!(shown.iter().any(|r| r["id"] == id), "{shown:?}");
 }
