@@ -120,6 +120,7 @@ contract![
     runs::a_passed_over_fire_is_recorded_skipped,
     runs::every_fire_not_run_gets_a_row_naming_the_catch_up_run,
     runs::a_pass_meeting_a_recorded_fire_writes_nothing,
+    runs::a_pass_at_the_row_cap_is_one_transaction,
     runs::a_passed_over_row_carries_the_other_fires_not_run,
     runs::keys_and_original_triggers_are_kept,
     runs::active_runs_are_this_machines_and_listing_filters,

@@ -284,6 +284,21 @@ pub(super) fn every_fire_not_run_gets_a_row_naming_the_catch_up_run(s: &Subject)
     assert_eq!(l.all_runs().len(), 30);
 }
 
+pub(super) fn a_pass_at_the_row_cap_is_one_transaction(s: &Subject) {
+    use stead_core::jobs::timing::MAX_SKIPPED_ROWS;
+    let l = serve(s);
+    let j = l.job("tick", Concurrency::Allow);
+    let at = now() - SignedDuration::from_secs(30);
+    let n = i64::try_from(MAX_SKIPPED_ROWS).unwrap();
+    let adm = l.admit(&catch_up_with_coalesced(&j, at, n)).unwrap();
+    assert_eq!(adm.skipped.len(), MAX_SKIPPED_ROWS);
+    assert_eq!(l.all_runs().len(), MAX_SKIPPED_ROWS + 1);
+    assert_eq!(
+        l.store.job_get("tick").unwrap().unwrap().fired_through,
+        Some(at)
+    );
+}
+
 pub(super) fn a_pass_meeting_a_recorded_fire_writes_nothing(s: &Subject) {
     let l = serve(s);
     let j = l.job("tick", Concurrency::Allow);
