@@ -178,9 +178,11 @@ async fn fire_due(
     }
     // Every fire not run gets its own skipped row, in the same transaction as the first
     // run of this pass (the catch-up run a coalesced fire names), or, when nothing runs,
-    // as the row of the latest fire not run. All of them are older than the pass's
-    // first run except when nothing is missed but history: fired_through then moves to
-    // the latest of them all in that one transaction.
+    // as the row of the latest fire not run. A fire not run is older than every fire
+    // that runs (history before the window, the cap's oldest, coalesced before the
+    // latest, and anything missed before anything on time), so that transaction moves
+    // fired_through past all of them; the max below only keeps that so if it ever
+    // were not.
     let mut skipped = due.skipped;
     let not_run: usize = skipped.iter().map(|f| f.count).sum();
     let mut carried = false;
