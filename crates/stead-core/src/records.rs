@@ -189,6 +189,104 @@ pub struct NewRun {
     pub resolves: Option<(i64, Option<String>)>,
     /// Record the run as skipped with this reason (fires a catch-up policy passes over).
     pub skip_reason: Option<String>,
+    /// Fires not run, each recorded as its own `skipped` row in the same transaction as
+    /// this run (a fire coalesced into this catch-up run names it in its reason).
+    pub skipped_fires: Vec<SkippedFire>,
+}
+
+/// Why a fire was not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotRun {
+    /// Missed longer ago than the catch-up window (its text, e.g. `6h`).
+    History(String),
+    /// Coalesced into the pass's one catch-up run (policy `once`).
+    Coalesced,
+    /// Missed under policy `skip`.
+    Skip,
+    /// Missed beyond the cap of policy `all` (the cap).
+    OverCap(usize),
+}
+
+impl NotRun {
+    fn words(&self, count: usize, catch_up_run: Option<i64>) -> String {
+        let n = if count == 1 {
+            String::new()
+        } else {
+            format!("{count} ")
+        };
+        match self {
+            NotRun::History(window) => {
+                format!("{n}missed more than {window} ago: history, not debt")
+            }
+            NotRun::Coalesced => match catch_up_run {
+                Some(id) => format!("{n}coalesced into catch-up run {id} (catch_up = once)"),
+                None => format!("{n}coalesced into one catch-up run (catch_up = once)"),
+            },
+            NotRun::Skip => format!(
+                "{n}missed while stead was not running or the machine slept (catch_up = skip)"
+            ),
+            NotRun::OverCap(cap) => {
+                format!("{n}over the catch-up cap of {cap} (catch_up = all)")
+            }
+        }
+    }
+}
+
+/// A fire not run, recorded as one `skipped` row (trigger `trigger`, scheduled at `at`).
+/// Normally one row stands for one fire; past the cap on rows per gap, one row at the
+/// latest of the oldest fires stands for all of them (`count` > 1, from `earliest`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFire {
+    pub at: Timestamp,
+    pub trigger: Trigger,
+    /// How many fires this row stands for.
+    pub count: usize,
+    /// The earliest of them (`at` when the row stands for one).
+    pub earliest: Timestamp,
+    /// Why, with how many fires for each reason, oldest reason first.
+    pub why: Vec<(NotRun, usize)>,
+    /// When the row stands for more than one fire: the cap of rows per gap.
+    pub row_cap: usize,
+}
+
+impl SkippedFire {
+    /// One fire not run, for one reason.
+    pub fn one(at: Timestamp, trigger: Trigger, why: NotRun) -> Self {
+        Self {
+            at,
+            trigger,
+            count: 1,
+            earliest: at,
+            why: vec![(why, 1)],
+            row_cap: 0,
+        }
+    }
+
+    /// The row's reason; `catch_up_run` is the id of the catch-up run a coalesced fire
+    /// was folded into.
+    pub fn reason(&self, catch_up_run: Option<i64>) -> String {
+        if self.count == 1 {
+            let (why, _) = &self.why[0];
+            return format!("fire not run: {}", why.words(1, catch_up_run));
+        }
+        let whys: Vec<String> = self
+            .why
+            .iter()
+            .map(|(why, n)| {
+                // Within a summary every count is spelled out.
+                let words = why.words(*n, catch_up_run);
+                if *n == 1 { format!("1 {words}") } else { words }
+            })
+            .collect();
+        format!(
+            "fires not run: {} fires from {} through {} in this one row (at most {} rows per gap): {}",
+            self.count,
+            crate::clock::rfc3339(self.earliest),
+            crate::clock::rfc3339(self.at),
+            self.row_cap,
+            whys.join("; ")
+        )
+    }
 }
 
 impl NewRun {
@@ -218,6 +316,7 @@ impl NewRun {
             original_trigger: None,
             resolves: None,
             skip_reason: None,
+            skipped_fires: Vec::new(),
         }
     }
 }
@@ -231,6 +330,8 @@ pub struct Admission {
     pub plan: Option<MonitorPlan>,
     /// Runs to cancel because the job's concurrency is `replace`.
     pub replaced: Vec<ActiveRun>,
+    /// The `skipped` rows recorded with it for its fires not run.
+    pub skipped: Vec<i64>,
 }
 
 /// A run that has not ended, with what is needed to find its monitor.

@@ -144,6 +144,9 @@ pub struct RunFilter {
     /// Only runs with an id below this (for paging).
     #[serde(default)]
     pub before_id: Option<i64>,
+    /// Leave out `skipped` rows (fires not run, overlaps).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_skipped: bool,
 }
 
 /// Parameters of `run_log`: up to `max_bytes` of a run's log as the shared ledger holds

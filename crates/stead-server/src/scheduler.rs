@@ -164,24 +164,6 @@ async fn fire_due(
             shared.world.clock.now(),
         )
     };
-    if let Some(passed) = &due.passed_over {
-        // No fire is lost silently: the ones not run are on the ledger, with why.
-        let new = NewRun {
-            skip_reason: Some(passed.reason.clone()),
-            ..new_run(passed.latest, Trigger::CatchUp)
-        };
-        match runs::start(shared, job, new).await {
-            Ok(run) => {
-                info!(job = %job.spec.name, run = run.id, count = passed.count, reason = %passed.reason, "fires passed over")
-            }
-            Err(e) => {
-                // Later runs would move fired_through past these fires: leave all of
-                // them due, so the next pass records them.
-                error!(job = %job.spec.name, cause = %e.message, "failed to record passed-over fires");
-                return false;
-            }
-        }
-    }
     let mut runs = due.runs;
     let catching_up = runs.iter().filter(|(_, t)| *t == Trigger::CatchUp).count();
     let forbid = job.spec.concurrency == Concurrency::Forbid;
@@ -194,9 +176,55 @@ async fn fire_due(
         // The rest stay due (fired_through stops at this one) and run after it ends.
         runs.truncate(1);
     }
+    // Every fire not run gets its own skipped row, in the same transaction as the first
+    // run of this pass (the catch-up run a coalesced fire names), or, when nothing runs,
+    // as the row of the latest fire not run. A fire not run is older than every fire
+    // that runs (history before the window, the cap's oldest, coalesced before the
+    // latest, and anything missed before anything on time), so that transaction moves
+    // fired_through past all of them; the max below only keeps that so if it ever
+    // were not.
+    let mut skipped = due.skipped;
+    let not_run: usize = skipped.iter().map(|f| f.count).sum();
+    let mut carried = false;
+    if runs.is_empty() {
+        if let Some(latest) = skipped.pop() {
+            let reason = latest.reason(None);
+            let new = NewRun {
+                skip_reason: Some(reason.clone()),
+                skipped_fires: std::mem::take(&mut skipped),
+                ..new_run(latest.at, latest.trigger)
+            };
+            match runs::start(shared, job, new).await {
+                Ok(run) => info!(
+                    job = %job.spec.name, run = run.id, count = not_run, reason = %reason,
+                    "fires not run recorded skipped"
+                ),
+                Err(e) => {
+                    // Nothing was written: all of them stay due for the next pass.
+                    error!(job = %job.spec.name, cause = %e.message, "failed to record fires not run");
+                    return false;
+                }
+            }
+        }
+        return one_at_a_time;
+    }
     for (at, trigger) in &runs {
-        match runs::start(shared, job, new_run(*at, *trigger)).await {
+        let mut new = new_run(*at, *trigger);
+        if !carried && !skipped.is_empty() {
+            carried = true;
+            let latest = skipped.iter().map(|f| f.at).max().unwrap_or(*at);
+            new.fired_through = Some(latest.max(*at));
+            new.skipped_fires = std::mem::take(&mut skipped);
+        }
+        let carrying = new.skipped_fires.len();
+        match runs::start(shared, job, new).await {
             Ok(run) => {
+                if carrying > 0 {
+                    info!(
+                        job = %job.spec.name, run = run.id, rows = carrying, count = not_run,
+                        "fires not run recorded skipped"
+                    );
+                }
                 let lag = shared.world.clock.now().duration_since(*at);
                 shared
                     .metrics
@@ -210,7 +238,14 @@ async fn fire_due(
                 "fired"
                 )
             }
-            Err(e) => error!(job = %job.spec.name, cause = %e.message, "failed to record a fire"),
+            Err(e) => {
+                error!(job = %job.spec.name, cause = %e.message, "failed to record a fire");
+                if carrying > 0 {
+                    // Its fires not run went undone with it: later runs would move
+                    // fired_through past them, so leave the rest of the pass due.
+                    return false;
+                }
+            }
         }
     }
     one_at_a_time

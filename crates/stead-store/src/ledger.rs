@@ -120,6 +120,7 @@ fn admit(
     let log_path = log_dir.join(format!("{id}.log"));
     let mut monitor_plan = (verdict.status == RunStatus::Queued).then(|| plan(id, &log_path, &key));
     let run = tx.run_complete(id, &key, &log_path, &plan_json(monitor_plan.as_ref()))?;
+    let skipped = record_skipped_fires(tx, new, id, log_dir, epoch)?;
     if let Some(through) = new.fired_through {
         tx.job_mark_fired(new.job_id, through)?;
     }
@@ -143,7 +144,63 @@ fn admit(
         run,
         plan: monitor_plan,
         replaced,
+        skipped,
     })
+}
+
+/// Records the fires `new` carries as not run, one `skipped` row each, in the admitting
+/// transaction. A fire coalesced into a catch-up run names run `id` in its reason. The
+/// rows come bounded ([`stead_core::jobs::timing::MAX_SKIPPED_ROWS`] per gap), and the
+/// unique index on (job, scheduled time) refuses a second row for a fire already
+/// recorded: the transaction is then undone whole.
+fn record_skipped_fires(
+    tx: &mut impl Steps,
+    new: &NewRun,
+    id: i64,
+    log_dir: &Path,
+    epoch: i64,
+) -> Result<Vec<i64>, StoreError> {
+    let catch_up_run = (new.trigger == stead_protocol::Trigger::CatchUp
+        && new.skip_reason.is_none())
+    .then_some(id);
+    let mut ids = Vec::with_capacity(new.skipped_fires.len());
+    for fire in &new.skipped_fires {
+        let reason = fire.reason(catch_up_run);
+        let row = NewRun {
+            trigger: fire.trigger,
+            scheduled_at: Some(fire.at),
+            idempotency_key: None,
+            parent_id: None,
+            attempt: 1,
+            fired_through: None,
+            original_trigger: None,
+            resolves: None,
+            skip_reason: Some(reason.clone()),
+            skipped_fires: Vec::new(),
+            job: new.job.clone(),
+            machine_id: new.machine_id.clone(),
+            boot_id: new.boot_id.clone(),
+            job_id: new.job_id,
+            concurrency: new.concurrency,
+            created_at: new.created_at,
+            fence: new.fence,
+        };
+        let verdict = admission::Verdict {
+            status: RunStatus::Skipped,
+            reason: Some(reason),
+        };
+        let row_id = tx.run_insert(&row, &verdict, epoch)?;
+        let key = default_key(&row, row_id);
+        tx.run_complete(
+            row_id,
+            &key,
+            &log_dir.join(format!("{row_id}.log")),
+            &plan_json(None),
+        )?;
+        tx.announce(Announce::Run(row_id))?;
+        ids.push(row_id);
+    }
+    Ok(ids)
 }
 
 impl<B: Backend> RunLedger for B {

@@ -111,6 +111,7 @@ impl Ledger {
             original_trigger: None,
             resolves: None,
             skip_reason: None,
+            skipped_fires: Vec::new(),
         };
         let ledger = LedgerRef::Sqlite {
             path: self.path().join("stead.db"),

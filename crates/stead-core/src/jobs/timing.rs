@@ -10,6 +10,7 @@
 use jiff::{SignedDuration, Timestamp};
 use stead_protocol::{CatchUp, JobSpec, Trigger};
 
+use crate::records::{NotRun, SkippedFire};
 use crate::schedule::{CronSchedule, IntervalSchedule, ScheduleError};
 
 /// How late a fire the scheduler waited for may be noticed and still count as on time
@@ -79,19 +80,34 @@ impl JobTiming {
     }
 
     /// Fires in `(after, until]`, in real-time order, at most [`MAX_FIRES`] (the latest
-    /// of them when there are more).
-    fn fires_between(&self, after: Timestamp, until: Timestamp) -> Vec<Timestamp> {
+    /// of them when there are more), with how many there were in all and the earliest.
+    fn fires_between(&self, after: Timestamp, until: Timestamp) -> Fires {
         let mut fires = std::collections::VecDeque::new();
+        let mut total = 0;
+        let mut earliest = None;
         let mut cursor = after;
         while let Some(fire) = self.next_after(cursor).filter(|f| *f <= until) {
             if fires.len() == MAX_FIRES {
                 fires.pop_front();
             }
             fires.push_back(fire);
+            total += 1;
+            earliest.get_or_insert(fire);
             cursor = fire;
         }
-        fires.into()
+        Fires {
+            latest: fires.into(),
+            total,
+            earliest,
+        }
     }
+}
+
+/// Fires in a stretch: the latest of them one by one, and how many in all.
+struct Fires {
+    latest: Vec<Timestamp>,
+    total: usize,
+    earliest: Option<Timestamp>,
 }
 
 /// What the scheduler should do for one job now.
@@ -101,22 +117,27 @@ pub struct DueFires {
     pub runs: Vec<(Timestamp, Trigger)>,
     /// Missed fires inside the window folded into one catch-up run (policy `once`).
     pub coalesced: usize,
-    /// Missed fires not run, recorded as one skipped run at the latest of them.
-    pub passed_over: Option<PassedOver>,
+    /// Fires not run, oldest first, each to be recorded as its own `skipped` row (at
+    /// most [`MAX_SKIPPED_ROWS`]; past that the oldest share one row).
+    pub skipped: Vec<SkippedFire>,
     /// Every fire at or before this instant is handled once these runs are recorded.
     pub handled_through: Timestamp,
 }
 
-/// Fires a catch-up policy did not run, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PassedOver {
-    pub latest: Timestamp,
-    pub count: usize,
-    pub reason: String,
+impl DueFires {
+    /// How many fires the skipped rows stand for.
+    pub fn not_run(&self) -> usize {
+        self.skipped.iter().map(|f| f.count).sum()
+    }
 }
 
 /// With catch-up `all`, at most this many missed fires run; older ones are passed over.
 pub const CATCH_UP_ALL_CAP: usize = 100;
+
+/// The most `skipped` rows one pass writes for one job's gap: a machine asleep for
+/// months writes this many rows, not 100,000. Past it, the oldest fires share one row
+/// whose reason counts them.
+pub const MAX_SKIPPED_ROWS: usize = 1_000;
 
 /// A job's catch-up policy and window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,7 +171,8 @@ impl Default for CatchUpPolicy {
     }
 }
 
-/// Which of the job's fires in `(handled_through, now]` to run, and how.
+/// Which of the job's fires in `(handled_through, now]` to run, and how; every fire not
+/// run comes back in [`DueFires::skipped`] with why, so each is accounted for.
 ///
 /// `awake_since` is when the scheduler last looked at the clock before now: fires after
 /// it were waited for. A fire found more than [`LATE_TOLERANCE`] late was slept through.
@@ -162,65 +184,102 @@ pub fn due_fires(
     policy: CatchUpPolicy,
 ) -> DueFires {
     let window_start = now.checked_sub(policy.window).unwrap_or(Timestamp::MIN);
-    // Fires before the window are history: only their number and the latest matter, so
-    // the work stays bounded even after months away.
+    // Fires before the window are history: only the latest of them are listed, so the
+    // work stays bounded even after months away; all of them are counted.
     let expired = timing.fires_between(handled_through, window_start.min(now));
     let from = handled_through.max(window_start);
-    let fires = timing.fires_between(from, now);
+    let fires = timing.fires_between(from, now).latest;
     let on_time = |f: &Timestamp| *f > awake_since && now.duration_since(*f) <= LATE_TOLERANCE;
     let (punctual, missed): (Vec<Timestamp>, Vec<Timestamp>) = fires.into_iter().partition(on_time);
     let mut runs = Vec::new();
     let mut coalesced = 0;
-    // Fires not run, and why, gathered into one skipped row so none is lost silently.
-    let mut not_run: Vec<Timestamp> = Vec::new();
-    let mut why: Vec<String> = Vec::new();
-    if !expired.is_empty() {
-        why.push(format!(
-            "{} missed more than {} ago: history, not debt",
-            expired.len(),
-            format_window(policy.window)
-        ));
-        not_run.extend(&expired);
-    }
+    // Fires not run, oldest first, each with why.
+    let history = NotRun::History(format_window(policy.window));
+    let mut not_run: Vec<(Timestamp, NotRun)> = expired
+        .latest
+        .iter()
+        .map(|f| (*f, history.clone()))
+        .collect();
+    // Expired fires too old to be listed one by one (past MAX_FIRES).
+    let unlisted = expired.total - expired.latest.len();
     match policy.mode {
-        CatchUp::Skip => {
-            if !missed.is_empty() {
-                why.push(format!(
-                    "{} missed while stead was not running or the machine slept (catch_up = skip)",
-                    missed.len()
-                ));
-                not_run.extend(&missed);
-            }
-        }
+        CatchUp::Skip => not_run.extend(missed.iter().map(|f| (*f, NotRun::Skip))),
         CatchUp::Once => {
-            if let Some(latest) = missed.last() {
+            if let Some((latest, earlier)) = missed.split_last() {
                 runs.push((*latest, Trigger::CatchUp));
-                coalesced = missed.len() - 1;
+                coalesced = earlier.len();
+                not_run.extend(earlier.iter().map(|f| (*f, NotRun::Coalesced)));
             }
         }
         CatchUp::All => {
             let cut = missed.len().saturating_sub(CATCH_UP_ALL_CAP);
-            if cut > 0 {
-                why.push(format!(
-                    "{cut} over the catch-up cap of {CATCH_UP_ALL_CAP} (catch_up = all)"
-                ));
-                not_run.extend(&missed[..cut]);
-            }
+            not_run.extend(
+                missed[..cut]
+                    .iter()
+                    .map(|f| (*f, NotRun::OverCap(CATCH_UP_ALL_CAP))),
+            );
             runs.extend(missed[cut..].iter().map(|f| (*f, Trigger::CatchUp)));
         }
     }
-    let passed_over = not_run.iter().max().map(|latest| PassedOver {
-        latest: *latest,
-        count: not_run.len(),
-        reason: format!("fires not run: {}", why.join("; ")),
-    });
+    let skipped = rows_for(not_run, unlisted, expired.earliest, &history);
     runs.extend(punctual.into_iter().map(|f| (f, Trigger::Scheduled)));
     DueFires {
         runs,
         coalesced,
-        passed_over,
+        skipped,
         handled_through: now,
     }
+}
+
+/// One `skipped` row per fire not run, oldest first, at most [`MAX_SKIPPED_ROWS`]: past
+/// that the oldest fires (and the `unlisted` ones before them, from `earliest`) share
+/// one row, at the latest of them, whose reason counts them by why.
+fn rows_for(
+    not_run: Vec<(Timestamp, NotRun)>,
+    unlisted: usize,
+    earliest: Option<Timestamp>,
+    history: &NotRun,
+) -> Vec<SkippedFire> {
+    let total = not_run.len() + unlisted;
+    if total <= MAX_SKIPPED_ROWS {
+        return not_run
+            .into_iter()
+            .map(|(at, why)| SkippedFire::one(at, Trigger::CatchUp, why))
+            .collect();
+    }
+    // The summary row stands for the oldest `shared` fires; the others get a row each.
+    let individual = MAX_SKIPPED_ROWS - 1;
+    let listed_in_summary = not_run.len() - individual;
+    let mut rest = not_run;
+    let own = rest.split_off(listed_in_summary);
+    let mut why: Vec<(NotRun, usize)> = Vec::new();
+    if unlisted > 0 {
+        why.push((history.clone(), unlisted));
+    }
+    for (_, reason) in &rest {
+        match why.last_mut() {
+            Some((last, n)) if last == reason => *n += 1,
+            _ => why.push((reason.clone(), 1)),
+        }
+    }
+    let at = rest
+        .last()
+        .map(|(at, _)| *at)
+        .expect("the summary stands for fires");
+    let summary = SkippedFire {
+        at,
+        trigger: Trigger::CatchUp,
+        count: listed_in_summary + unlisted,
+        earliest: earliest.unwrap_or(rest[0].0),
+        why,
+        row_cap: MAX_SKIPPED_ROWS,
+    };
+    std::iter::once(summary)
+        .chain(
+            own.into_iter()
+                .map(|(at, why)| SkippedFire::one(at, Trigger::CatchUp, why)),
+        )
+        .collect()
 }
 
 fn format_window(window: SignedDuration) -> String {
@@ -271,7 +330,24 @@ mod tests {
             vec![(t("2026-11-30T10:05:00Z"), Trigger::CatchUp)]
         );
         assert_eq!(due.coalesced, 4);
-        assert_eq!(due.passed_over, None);
+        // Each coalesced fire is its own skipped row, naming the catch-up run.
+        let at: Vec<String> = due.skipped.iter().map(|f| f.at.to_string()).collect();
+        assert_eq!(
+            at,
+            [
+                "2026-11-30T10:01:00Z",
+                "2026-11-30T10:02:00Z",
+                "2026-11-30T10:03:00Z",
+                "2026-11-30T10:04:00Z"
+            ]
+        );
+        for fire in &due.skipped {
+            assert_eq!((fire.count, fire.trigger), (1, Trigger::CatchUp));
+            assert_eq!(
+                fire.reason(Some(42)),
+                "fire not run: coalesced into catch-up run 42 (catch_up = once)"
+            );
+        }
         assert_eq!(due.handled_through, now);
     }
 
@@ -302,13 +378,11 @@ mod tests {
             CatchUpPolicy::default(),
         );
         assert!(due.runs.is_empty(), "{due:?}");
-        let passed = due.passed_over.unwrap();
-        assert_eq!(passed.latest, t("2026-11-30T08:00:00Z"));
-        assert_eq!(passed.count, 2);
-        assert!(
-            passed.reason.contains("more than 6h ago"),
-            "{}",
-            passed.reason
+        let at: Vec<Timestamp> = due.skipped.iter().map(|f| f.at).collect();
+        assert_eq!(at, [t("2026-11-29T08:00:00Z"), t("2026-11-30T08:00:00Z")]);
+        assert_eq!(
+            due.skipped[1].reason(None),
+            "fire not run: missed more than 6h ago: history, not debt"
         );
         assert_eq!(due.handled_through, now);
     }
@@ -323,7 +397,7 @@ mod tests {
             CatchUpPolicy::default(),
         );
         assert!(due.runs.is_empty());
-        assert_eq!(due.passed_over, None);
+        assert!(due.skipped.is_empty());
         let manual = due_fires(
             &JobTiming::Manual,
             t("2026-11-30T10:00:00Z"),
@@ -331,7 +405,7 @@ mod tests {
             t("2026-11-30T10:00:00Z"),
             CatchUpPolicy::default(),
         );
-        assert!(manual.runs.is_empty() && manual.passed_over.is_none());
+        assert!(manual.runs.is_empty() && manual.skipped.is_empty());
     }
 
     #[test]
@@ -343,12 +417,11 @@ mod tests {
         };
         let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
         assert!(due.runs.is_empty());
-        let passed = due.passed_over.unwrap();
-        assert_eq!(
-            (passed.latest, passed.count),
-            (t("2026-11-30T10:05:00Z"), 5)
-        );
-        assert!(passed.reason.contains("catch_up = skip"));
+        assert_eq!(due.skipped.len(), 5);
+        assert_eq!(due.skipped[4].at, t("2026-11-30T10:05:00Z"));
+        assert!(due.skipped.iter().all(|f| f.count == 1
+            && f.reason(None)
+                == "fire not run: missed while stead was not running or the machine slept (catch_up = skip)"));
     }
 
     #[test]
@@ -371,17 +444,20 @@ mod tests {
             ]
         );
         assert!(due.runs.iter().all(|(_, tr)| *tr == Trigger::CatchUp));
-        assert_eq!(due.passed_over, None);
+        assert!(due.skipped.is_empty());
 
         // Three hours of minutely fires: the latest 100 run, the rest are passed over.
         let now = t("2026-11-30T13:00:30Z");
         let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
         assert_eq!(due.runs.len(), CATCH_UP_ALL_CAP);
         assert_eq!(due.runs[0].0, t("2026-11-30T11:21:00Z"));
-        let passed = due.passed_over.unwrap();
-        assert_eq!(passed.count, 180 - CATCH_UP_ALL_CAP);
-        assert_eq!(passed.latest, t("2026-11-30T11:20:00Z"));
-        assert!(passed.reason.contains("cap of 100"), "{}", passed.reason);
+        assert_eq!(due.skipped.len(), 180 - CATCH_UP_ALL_CAP);
+        assert_eq!(due.skipped[0].at, t("2026-11-30T10:01:00Z"));
+        assert_eq!(due.skipped[79].at, t("2026-11-30T11:20:00Z"));
+        assert_eq!(
+            due.skipped[0].reason(None),
+            "fire not run: over the catch-up cap of 100 (catch_up = all)"
+        );
     }
 
     #[test]
@@ -394,13 +470,17 @@ mod tests {
         let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
         assert_eq!(due.runs, [(t("2026-11-30T10:30:00Z"), Trigger::CatchUp)]);
         assert_eq!(due.coalesced, 9);
-        let passed = due.passed_over.unwrap();
-        assert_eq!(passed.count, 20);
-        assert!(
-            passed.reason.contains("more than 10m ago"),
-            "{}",
-            passed.reason
-        );
+        assert_eq!(due.not_run(), 29);
+        let history = due
+            .skipped
+            .iter()
+            .filter(|f| f.reason(Some(7)).contains("more than 10m ago"));
+        assert_eq!(history.count(), 20);
+        let coalesced = due
+            .skipped
+            .iter()
+            .filter(|f| f.reason(Some(7)).contains("coalesced into catch-up run 7"));
+        assert_eq!(coalesced.count(), 9);
     }
 
     proptest::proptest! {
@@ -430,10 +510,23 @@ mod tests {
                 proptest::prop_assert!(*at > handled && *at <= now);
                 proptest::prop_assert_eq!(timing.next_after(*at - SignedDuration::from_secs(1)), Some(*at));
             }
-            if let Some(p) = &due.passed_over {
-                proptest::prop_assert!(!times.contains(&p.latest));
-                proptest::prop_assert!(p.latest > handled && p.latest <= now);
+            // Every fire in (handled, now] is run or skipped, exactly once, while the
+            // rows stay under the cap.
+            proptest::prop_assert!(due.skipped.len() <= MAX_SKIPPED_ROWS);
+            let mut seen: Vec<Timestamp> = times.clone();
+            seen.extend(due.skipped.iter().map(|f| f.at));
+            seen.sort();
+            let n = seen.len();
+            seen.dedup();
+            proptest::prop_assert_eq!(n, seen.len());
+            for f in &due.skipped {
+                proptest::prop_assert!(f.at > handled && f.at <= now);
+                // Older than every fire that runs: the pass's first run carries them
+                // and moves fired_through past them all.
+                proptest::prop_assert!(times.iter().all(|at| f.at < *at));
             }
+            let all = timing.fires_between(handled, now).total;
+            proptest::prop_assert_eq!(due.runs.len() + due.not_run(), all);
             proptest::prop_assert_eq!(due.handled_through, now);
         }
     }
@@ -447,6 +540,39 @@ mod tests {
         let now = t("2026-11-30T10:05:30Z");
         let due = due_fires(&every_minute(), t("2026-11-30T10:00:00Z"), now, now, policy);
         assert_eq!(due.runs.len(), 1);
+    }
+
+    #[test]
+    fn a_long_sleep_writes_at_most_the_row_cap() {
+        // Asleep for 30 days: 43,200 minutely fires, all but the last 6 h history.
+        let now = t("2026-12-30T10:00:30Z");
+        let due = due_fires(
+            &every_minute(),
+            t("2026-11-30T10:00:00Z"),
+            now,
+            now,
+            CatchUpPolicy::default(),
+        );
+        assert_eq!(due.runs, [(t("2026-12-30T10:00:00Z"), Trigger::CatchUp)]);
+        assert_eq!(due.skipped.len(), MAX_SKIPPED_ROWS);
+        assert_eq!(due.not_run(), 43_200 - 1);
+        let summary = &due.skipped[0];
+        assert_eq!(summary.earliest, t("2026-11-30T10:01:00Z"));
+        assert_eq!(summary.count, 43_200 - MAX_SKIPPED_ROWS);
+        let reason = summary.reason(Some(9));
+        assert!(
+            reason.starts_with(
+                "fires not run: 42200 fires from 2026-11-30T10:01:00.000Z through 2026-12-29T17:20:00.000Z in this one row (at most 1000 rows per gap): "
+            ),
+            "{reason}"
+        );
+        assert!(reason.contains("history, not debt"), "{reason}");
+        // The newest fires keep a row each, with no time twice.
+        let mut at: Vec<Timestamp> = due.skipped.iter().map(|f| f.at).collect();
+        at.dedup();
+        assert_eq!(at.len(), MAX_SKIPPED_ROWS);
+        assert_eq!(due.skipped[999].at, t("2026-12-30T09:59:00Z"));
+        assert!(due.skipped[1..].iter().all(|f| f.count == 1));
     }
 
     #[test]

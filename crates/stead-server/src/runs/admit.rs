@@ -30,6 +30,9 @@ pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result
         s.world.store.run_admit(&new, &log_dir, &plan, epoch)
     })
     .await?;
+    for id in &admission.skipped {
+        let _ = shared.run_events.send(*id);
+    }
     let _ = shared.run_events.send(admission.run.id);
     for old in &admission.replaced {
         info!(

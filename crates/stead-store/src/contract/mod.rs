@@ -21,7 +21,9 @@ use stead_core::clock::from_ms;
 use stead_core::identity;
 use stead_core::lease::{self, ClaimOutcome, Claimant, HeldLease, LeaseRow, RenewOutcome};
 use stead_core::locator::LedgerRef;
-use stead_core::records::{Admission, Changes, NewRun, RunCount, StoredHold, StoredJob};
+use stead_core::records::{
+    Admission, Changes, NewRun, NotRun, RunCount, SkippedFire, StoredHold, StoredJob,
+};
 use stead_core::runs::{MonitorPlan, RunEnd};
 use stead_protocol::limits::MAX_RUN_LIST;
 
@@ -116,6 +118,10 @@ contract![
     runs::a_fire_is_recorded_once_and_advances_fired_through,
     runs::fired_through_only_moves_forward,
     runs::a_passed_over_fire_is_recorded_skipped,
+    runs::every_fire_not_run_gets_a_row_naming_the_catch_up_run,
+    runs::a_pass_meeting_a_recorded_fire_writes_nothing,
+    runs::a_pass_at_the_row_cap_is_one_transaction,
+    runs::a_passed_over_row_carries_the_other_fires_not_run,
     runs::keys_and_original_triggers_are_kept,
     runs::active_runs_are_this_machines_and_listing_filters,
     runs::listings_filter_page_and_limit,

@@ -196,6 +196,166 @@ pub(super) fn a_passed_over_fire_is_recorded_skipped(s: &Subject) {
     assert!(l.admit(&new_run(&j, Trigger::CatchUp, Some(at))).is_err());
 }
 
+/// A catch-up run for fire `at` carrying the `n` earlier minutely fires as coalesced.
+fn catch_up_with_coalesced(j: &StoredJob, at: Timestamp, n: i64) -> NewRun {
+    NewRun {
+        skipped_fires: (1..=n)
+            .rev()
+            .map(|k| {
+                SkippedFire::one(
+                    at - SignedDuration::from_mins(k),
+                    Trigger::CatchUp,
+                    NotRun::Coalesced,
+                )
+            })
+            .collect(),
+        ..new_run(j, Trigger::CatchUp, Some(at))
+    }
+}
+
+pub(super) fn every_fire_not_run_gets_a_row_naming_the_catch_up_run(s: &Subject) {
+    let l = serve(s);
+    let j = l.job("tick", Concurrency::Forbid);
+    let at = now() - SignedDuration::from_secs(30);
+    let adm = l.admit(&catch_up_with_coalesced(&j, at, 29)).unwrap();
+    let id = adm.run.id;
+    assert_eq!(
+        adm.run.status,
+        RunStatus::Queued,
+        "the catch-up itself runs"
+    );
+    assert_eq!(adm.skipped.len(), 29);
+    let runs = l.all_runs();
+    assert_eq!(runs.len(), 30);
+    let mut times: Vec<&str> = runs
+        .iter()
+        .map(|r| r.scheduled_at.as_deref().unwrap())
+        .collect();
+    times.sort();
+    times.dedup();
+    assert_eq!(times.len(), 30, "no scheduled time twice");
+    for run in runs.iter().filter(|r| r.id != id) {
+        assert_eq!(
+            (run.status, run.trigger),
+            (RunStatus::Skipped, Trigger::CatchUp)
+        );
+        assert_eq!(
+            run.reason.as_deref(),
+            Some(
+                format!("fire not run: coalesced into catch-up run {id} (catch_up = once)")
+                    .as_str()
+            )
+        );
+        assert!(run.ended_at.is_some());
+        assert_eq!(
+            run.idempotency_key,
+            format!("tick@{}", run.scheduled_at.as_deref().unwrap())
+        );
+    }
+    assert_eq!(
+        l.store.job_get("tick").unwrap().unwrap().fired_through,
+        Some(at)
+    );
+    // `--no-skipped` leaves them out, in SQL (the limit counts only what is shown).
+    let shown = l
+        .store
+        .run_list(&RunFilter {
+            no_skipped: true,
+            limit: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(shown.iter().map(|r| r.id).collect::<Vec<_>>(), [id]);
+    let skipped_only = l
+        .store
+        .run_list(&RunFilter {
+            status: Some(RunStatus::Skipped),
+            no_skipped: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(skipped_only.is_empty());
+    // A fire of the pass cannot be recorded again, as a run or a row.
+    let again = at - SignedDuration::from_mins(3);
+    assert!(
+        l.admit(&new_run(&j, Trigger::Scheduled, Some(again)))
+            .is_err()
+    );
+    assert_eq!(l.all_runs().len(), 30);
+}
+
+pub(super) fn a_pass_at_the_row_cap_is_one_transaction(s: &Subject) {
+    use stead_core::jobs::timing::MAX_SKIPPED_ROWS;
+    let l = serve(s);
+    let j = l.job("tick", Concurrency::Allow);
+    let at = now() - SignedDuration::from_secs(30);
+    let n = i64::try_from(MAX_SKIPPED_ROWS).unwrap();
+    let adm = l.admit(&catch_up_with_coalesced(&j, at, n)).unwrap();
+    assert_eq!(adm.skipped.len(), MAX_SKIPPED_ROWS);
+    assert_eq!(l.all_runs().len(), MAX_SKIPPED_ROWS + 1);
+    assert_eq!(
+        l.store.job_get("tick").unwrap().unwrap().fired_through,
+        Some(at)
+    );
+}
+
+pub(super) fn a_pass_meeting_a_recorded_fire_writes_nothing(s: &Subject) {
+    let l = serve(s);
+    let j = l.job("tick", Concurrency::Allow);
+    let at = now() - SignedDuration::from_secs(30);
+    // One of the fires the pass would skip is on the ledger already.
+    let recorded = at - SignedDuration::from_mins(4);
+    l.admit(&NewRun {
+        fired_through: None,
+        ..new_run(&j, Trigger::Scheduled, Some(recorded))
+    })
+    .unwrap();
+    assert!(l.admit(&catch_up_with_coalesced(&j, at, 10)).is_err());
+    // The whole pass was undone: no catch-up run, no skipped row, fired_through unmoved.
+    assert_eq!(l.all_runs().len(), 1);
+    assert_eq!(
+        l.store.job_get("tick").unwrap().unwrap().fired_through,
+        None
+    );
+}
+
+pub(super) fn a_passed_over_row_carries_the_other_fires_not_run(s: &Subject) {
+    let l = serve(s);
+    let j = l.job("tick", Concurrency::Allow);
+    let at = now() - SignedDuration::from_secs(30);
+    // catch_up = skip: nothing runs; the latest fire's row carries the others.
+    let skip = |k: i64| {
+        SkippedFire::one(
+            at - SignedDuration::from_mins(k),
+            Trigger::CatchUp,
+            NotRun::Skip,
+        )
+    };
+    let reason = skip(0).reason(None);
+    let adm = l
+        .admit(&NewRun {
+            skip_reason: Some(reason.clone()),
+            skipped_fires: (1..=4).rev().map(skip).collect(),
+            ..new_run(&j, Trigger::CatchUp, Some(at))
+        })
+        .unwrap();
+    assert_eq!(adm.run.status, RunStatus::Skipped);
+    assert_eq!(adm.skipped.len(), 4);
+    let runs = l.all_runs();
+    assert_eq!(runs.len(), 5);
+    assert!(runs.iter().all(|r| r.status == RunStatus::Skipped
+        && r.reason.as_deref() == Some(reason.as_str())));
+    assert!(
+        l.store
+            .run_list(&RunFilter {
+                no_skipped: true,
+                ..Default::default()
+            })
+            .unwrap()
+            .is_empty()
+    );
+}
+
 pub(super) fn keys_and_original_triggers_are_kept(s: &Subject) {
     let l = serve(s);
     let j = l.job("a", Concurrency::Allow);
@@ -337,6 +497,7 @@ pub(super) fn listings_filter_page_and_limit(s: &Subject) {
             status: Some(RunStatus::Failed),
             before_id: Some(ids[59]),
             limit: Some(100),
+            no_skipped: false,
         }),
         failed_b
     );

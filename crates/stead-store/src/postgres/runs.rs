@@ -93,6 +93,9 @@ pub fn list(c: &mut dyn Sql, filter: &RunFilter) -> Result<Vec<Run>, StoreError>
         values.push(before);
         conditions.push(format!("id < ${}", values.len()));
     }
+    if filter.no_skipped {
+        conditions.push("status <> 'skipped'".to_string());
+    }
     values.push(&limit);
     let clause = if conditions.is_empty() {
         String::new()

@@ -168,17 +168,42 @@ fn one_server_leads_at_a_time_and_a_stale_leader_records_no_fire() {
     let job = one
         .job_insert(&spec("tick", Concurrency::Allow), t(0), l1.epoch)
         .unwrap();
+    // It carries the fires it coalesced: they are refused with it, in one transaction.
+    let coalesced = (1..=3)
+        .map(|k| {
+            stead_core::records::SkippedFire::one(
+                t(60 - 60 * k),
+                Trigger::CatchUp,
+                stead_core::records::NotRun::Coalesced,
+            )
+        })
+        .collect();
     let fire = stead_core::records::NewRun {
         fence: stead_core::records::Fence::Leader,
         machine_id: String::new(),
-        ..new_run(&job, Trigger::Scheduled, Some(t(60)))
+        skipped_fires: coalesced,
+        ..new_run(&job, Trigger::CatchUp, Some(t(60)))
     };
     assert!(matches!(
         one.run_admit(&fire, logs(), &plan, first),
         Err(StoreError::Fenced { .. })
     ));
+    let all = stead_protocol::RunFilter::default();
+    assert!(
+        two.run_list(&all).unwrap().is_empty(),
+        "a fenced pass writes no row"
+    );
     let admitted = two.run_admit(&fire, logs(), &plan, second).unwrap();
     assert_eq!(admitted.run.status, RunStatus::Queued);
+    assert_eq!(admitted.skipped.len(), 3);
+    let rows = two.run_list(&all).unwrap();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().filter(|r| r.id != admitted.run.id).all(|r| {
+        r.status == RunStatus::Skipped
+            && r.reason.as_deref().is_some_and(|why| {
+                why.contains(&format!("coalesced into catch-up run {}", admitted.run.id))
+            })
+    }));
     assert!(
         admitted.plan.is_none(),
         "queued for any host, started by its claimer"

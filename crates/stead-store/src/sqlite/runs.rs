@@ -127,6 +127,9 @@ pub(super) fn list_query(filter: &RunFilter) -> (String, Vec<rusqlite::types::Va
         values.push(before.into());
         conditions.push(format!("id < ?{}", values.len()));
     }
+    if filter.no_skipped {
+        conditions.push("status <> 'skipped'".to_string());
+    }
     values.push(limit.into());
     let clause = if conditions.is_empty() {
         String::new()

@@ -27,6 +27,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 50,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     limit: u32,
+    /// Leave out skipped rows (fires not run, overlaps)
+    #[arg(long)]
+    no_skipped: bool,
     /// Print the runs as JSON
     #[arg(long)]
     json: bool,
@@ -65,6 +68,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         status: args.status.map(RunStatus::from),
         limit: Some(args.limit),
         before_id: None,
+        no_skipped: args.no_skipped,
     })?;
     if args.json {
         output::json(&runs)?;

@@ -10,6 +10,7 @@ mod connections;
 mod dashboard;
 mod disk;
 mod ensure;
+mod fires;
 mod gate;
 mod guard;
 mod harness;

@@ -28,6 +28,34 @@ export const state = {
 
 export const isActive = (run) => run.status === "queued" || run.status === "running";
 /** Closed as succeeded by its landed check after being cut. */
+/**
+ * Where a run sits in time: from its start (or creation) to its end, or `now` while it is
+ * live. A skipped row is an instant: the fire it stands for (its scheduled time), so the
+ * fires a sleep passed over stand apart as they fell; an on-demand one at its creation.
+ */
+export function runSpan(run, now) {
+  const created = Date.parse(run.created_at);
+  if (run.status === "skipped") {
+    const at = run.scheduled_at ? Date.parse(run.scheduled_at) : created;
+    return [at, at];
+  }
+  const start = run.started_at ? Date.parse(run.started_at) : created;
+  if (run.ended_at) return [start, Date.parse(run.ended_at)];
+  return [start, isActive(run) ? now : start];
+}
+
+/**
+ * A skipped row's title lines: which fire was not run, and why (a fire coalesced into a
+ * catch-up run names that run). `timeText` writes a time in ms.
+ */
+export function skippedLines(run, timeText) {
+  const lines = [];
+  if (run.scheduled_at) lines.push(`fire of ${timeText(Date.parse(run.scheduled_at))} not run`);
+  lines.push(run.reason || "not run");
+  lines.push(`recorded ${timeText(Date.parse(run.created_at))}`);
+  return lines;
+}
+
 export const isReceipt = (run) => /^landed\b.*receipt/i.test(run.resolution || "");
 /** On a shared ledger (several hosts): the page shows hosts. */
 export const isShared = () => Boolean(state.hosts && state.hosts.shared);

@@ -5,7 +5,7 @@
 // the picture is drawn afresh (at most once per animation frame, like every data change).
 
 import { $, h } from "./dom.js";
-import { isActive, isReceipt, isShared, matchesFilter, oldestFirst, oldestRun, state } from "./model.js";
+import { isActive, isReceipt, isShared, matchesFilter, oldestFirst, oldestRun, runSpan, skippedLines, state } from "./model.js";
 import { absText, dayText, durText, hmText, relText } from "./time.js";
 import { STATUS_VIEW, TRIGGER_LABEL } from "./labels.js";
 import { hostView } from "./hosts.js";
@@ -40,14 +40,6 @@ function tlPlace(el, start, end) {
   el.style.width = `max(3px, ${(Math.max(0, end - start) / tl.spanMs) * 100}%)`;
 }
 
-/** Where a run sits in time: from its start (or creation) to its end, or now while it is live. */
-function runSpan(run, now) {
-  const created = Date.parse(run.created_at);
-  if (run.status === "skipped") return [created, created];
-  const start = run.started_at ? Date.parse(run.started_at) : created;
-  if (run.ended_at) return [start, Date.parse(run.ended_at)];
-  return [start, isActive(run) ? now : start];
-}
 
 function renderTimeline() {
   if (!state.loaded.has("runs") || !state.loaded.has("jobs")) return; // "Loading…" until both are in
@@ -228,8 +220,13 @@ function barTitle(run, now) {
     const where = hostView(run);
     lines.push(where.any ? where.text : `on ${where.text}`);
   }
-  if (run.status === "skipped" || !run.started_at) {
-    lines.push(`created ${absText(Date.parse(run.created_at))}${run.status === "skipped" ? "" : ", not started"}`);
+  if (run.status === "skipped") {
+    // The fire it stands for and why it was not run (coalesced into catch-up run N, ...).
+    lines.push(...skippedLines(run, (t) => absText(t)));
+    return lines.join("\n");
+  }
+  if (!run.started_at) {
+    lines.push(`created ${absText(Date.parse(run.created_at))}, not started`);
   } else {
     const start = Date.parse(run.started_at);
     lines.push(`started ${absText(start)}`);

@@ -1,0 +1,301 @@
+//! Every fire accounted for: a sleep of the whole system across the fires of a minutely
+//! job, made with libfaketime (the server's wall clock jumps while it is frozen), leaves
+//! one ledger row per (job, scheduled time): the catch-up run and a `skipped` row for
+//! each fire not run, naming why.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use stead_store::postgres::scratch::ScratchDb;
+
+use crate::api::Api;
+use crate::harness::{StateDir, add_job, json, ms_of, now_ms, signal, wait_until};
+
+/// libfaketime: moves what a process reads as the wall clock, re-reading the offset from
+/// a file on every call; its monotonic clock (tokio's timers) stays real.
+const FAKETIME_LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+const MINUTE_MS: i64 = 60_000;
+
+/// A state directory whose processes (the server, its monitors, the CLI) read the wall
+/// clock `offset` seconds off the real one, the offset kept in a file the test rewrites.
+struct FakeClock {
+    dir: StateDir,
+    file: PathBuf,
+    offset_s: i64,
+}
+
+impl FakeClock {
+    fn new() -> Self {
+        assert!(
+            std::path::Path::new(FAKETIME_LIB).exists(),
+            "libfaketime is missing: apt-get install faketime (scripts/setup-tools does)"
+        );
+        let mut dir = StateDir::new();
+        let file = dir.root().join("faketime");
+        std::fs::write(&file, "+0s\n").unwrap();
+        dir.set_env("LD_PRELOAD", FAKETIME_LIB);
+        dir.set_env("FAKETIME_TIMESTAMP_FILE", file.to_str().unwrap());
+        dir.set_env("FAKETIME_NO_CACHE", "1");
+        dir.set_env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        Self {
+            dir,
+            file,
+            offset_s: 0,
+        }
+    }
+
+    /// The wall clock as the directory's processes read it, in ms.
+    fn now_ms(&self) -> i64 {
+        now_ms() + self.offset_s * 1_000
+    }
+
+    /// Moves their wall clock forward by `secs` (libfaketime's `+Ns` format).
+    fn advance(&mut self, secs: i64) {
+        self.offset_s += secs;
+        std::fs::write(&self.file, format!("+{}s\n", self.offset_s)).unwrap();
+    }
+}
+
+/// Thaws a frozen server when dropped, so a failing test never leaves it stopped.
+struct Frozen(u32);
+
+impl Frozen {
+    fn freeze(pid: u32) -> Self {
+        signal(pid, libc::SIGSTOP);
+        Self(pid)
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        signal(self.0, libc::SIGCONT);
+    }
+}
+
+fn runs_of(dir: &StateDir, job: &str) -> Vec<Value> {
+    json(dir, &["runs", "--job", job, "--limit", "1000"])
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Waits until `cond` holds, failing with `what` after `patience`.
+fn wait_long(what: &str, patience: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + patience;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A minutely job (with `extra` options) that has run once on time, then the whole
+/// system asleep across 30 of its fires: returns the clock and the first fire's time.
+fn sleep_across_thirty_fires(extra: &[&str]) -> (FakeClock, i64) {
+    sleep_across_thirty_fires_on(FakeClock::new(), extra)
+}
+
+fn sleep_across_thirty_fires_on(mut clock: FakeClock, extra: &[&str]) -> (FakeClock, i64) {
+    // The job is created half a minute before a minute starts (no job yet: no fire is
+    // jumped over), then its first fire is brought to 3 s away: it comes soon, on time.
+    let now = clock.now_ms();
+    let first = (now / MINUTE_MS + 2) * MINUTE_MS;
+    clock.advance((first - 30_000 - now) / 1_000);
+    let mut args = vec!["--cron", "* * * * *"];
+    args.extend_from_slice(extra);
+    add_job(&clock.dir, "tick", &args, "true");
+    let created = clock.now_ms();
+    assert!(created < first - 5_000, "the job was added in time");
+    clock.advance((first - 3_000 - created) / 1_000);
+    wait_long("the first fire runs", Duration::from_secs(40), || {
+        runs_of(&clock.dir, "tick")
+            .iter()
+            .any(|r| r["status"] == "succeeded")
+    });
+    let runs = runs_of(&clock.dir, "tick");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["trigger"], "scheduled");
+    assert_eq!(ms_of(runs[0]["scheduled_at"].as_str().unwrap()), first);
+    // Sleep late enough in the minute that the 30th fire is found well past the 5 s a
+    // fire waited for may be late.
+    wait_until("the first fire is 8 s old", || {
+        clock.now_ms() > first + 8_000
+    });
+    let pids = clock.dir.server_pids();
+    assert_eq!(pids.len(), 1, "one server");
+    {
+        let _frozen = Frozen::freeze(pids[0]);
+        clock.advance(30 * 60);
+        // Thawed here: the machine wakes 30 minutes later.
+    }
+    (clock, first)
+}
+
+/// Fire times recorded for the job, with no time twice.
+fn fire_times(runs: &[Value]) -> Vec<i64> {
+    let mut times: Vec<i64> = runs
+        .iter()
+        .map(|r| ms_of(r["scheduled_at"].as_str().unwrap()))
+        .collect();
+    times.sort();
+    let n = times.len();
+    times.dedup();
+    assert_eq!(times.len(), n, "a fire was recorded twice: {runs:?}");
+    times
+}
+
+#[test]
+fn a_sleep_across_thirty_fires_leaves_one_catch_up_and_twenty_nine_rows_naming_it() {
+    // `once` is the default catch-up policy.
+    let (clock, first) = sleep_across_thirty_fires(&[]);
+    one_catch_up_and_twenty_nine_rows_naming_it(&clock, first);
+}
+
+fn one_catch_up_and_twenty_nine_rows_naming_it(clock: &FakeClock, first: i64) {
+    let dir = &clock.dir;
+    let mut runs = Vec::new();
+    wait_long(
+        "the ledger accounts for every fire slept through",
+        Duration::from_secs(30),
+        || {
+            runs = runs_of(dir, "tick");
+            runs.len() >= 31
+        },
+    );
+    let catch_ups: Vec<&Value> = runs
+        .iter()
+        .filter(|r| r["trigger"] == "catch_up" && r["status"] != "skipped")
+        .collect();
+    assert_eq!(catch_ups.len(), 1, "{runs:?}");
+    let catch_up = catch_ups[0];
+    let id = catch_up["id"].as_i64().unwrap();
+    assert_eq!(
+        ms_of(catch_up["scheduled_at"].as_str().unwrap()),
+        first + 30 * MINUTE_MS,
+        "the catch-up is for the latest fire"
+    );
+    let skipped: Vec<&Value> = runs.iter().filter(|r| r["status"] == "skipped").collect();
+    assert_eq!(skipped.len(), 29, "{runs:?}");
+    let naming = format!("fire not run: coalesced into catch-up run {id} (catch_up = once)");
+    for row in &skipped {
+        assert_eq!(row["trigger"], "catch_up", "{row}");
+        assert_eq!(row["reason"], naming.as_str(), "{row}");
+    }
+    // One row per fire: the first, the 29 coalesced, the catch-up, nothing else.
+    assert_eq!(runs.len(), 31, "{runs:?}");
+    let expected: Vec<i64> = (0..=30).map(|k| first + k * MINUTE_MS).collect();
+    assert_eq!(fire_times(&runs), expected);
+
+    // `--no-skipped` hides them.
+    let shown = json(
+        dir,
+        &["runs", "--job", "tick", "--no-skipped", "--limit", "1000"],
+    );
+    let shown = shown.as_array().unwrap();
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert!(shown.iter().all(|r| r["status"] != "skipped"));
+    assert!(
+        dir.log().contains("fires not run recorded skipped"),
+        "{}",
+        dir.log()
+    );
+}
+
+#[test]
+fn a_sleep_across_thirty_fires_with_catch_up_skip_leaves_thirty_skipped_rows() {
+    let (clock, first) = sleep_across_thirty_fires(&["--catch-up", "skip"]);
+    let dir = &clock.dir;
+    let mut runs = Vec::new();
+    wait_long(
+        "the ledger accounts for every fire slept through",
+        Duration::from_secs(30),
+        || {
+            runs = runs_of(dir, "tick");
+            runs.len() >= 31
+        },
+    );
+    assert_eq!(runs.len(), 31, "{runs:?}");
+    let skipped: Vec<&Value> = runs.iter().filter(|r| r["status"] == "skipped").collect();
+    assert_eq!(skipped.len(), 30, "none of them ran: {runs:?}");
+    for row in &skipped {
+        assert_eq!(row["trigger"], "catch_up", "{row}");
+        assert_eq!(
+            row["reason"],
+            "fire not run: missed while stead was not running or the machine slept (catch_up = skip)",
+            "{row}"
+        );
+    }
+    let expected: Vec<i64> = (0..=30).map(|k| first + k * MINUTE_MS).collect();
+    assert_eq!(fire_times(&runs), expected);
+}
+
+#[test]
+fn a_restart_across_fires_accounts_for_each_of_them_once() {
+    restart_across_fires(StateDir::new());
+}
+
+#[test]
+fn the_leader_of_a_postgresql_ledger_accounts_for_a_restart_alike() {
+    // One host on a shared ledger: it leads, and its fires (the skipped rows among them)
+    // are fenced by its leader epoch. (Its clock follows the database's, so a host's
+    // sleep is time passing for the ledger: the same missed fires, on waking or for
+    // whichever host leads meanwhile.)
+    let db = ScratchDb::create();
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_STORE_URL", &db.url);
+    restart_across_fires(dir);
+}
+
+fn restart_across_fires(dir: StateDir) {
+    add_job(&dir, "tick", &["--every", "1s"], "true");
+    wait_until("a scheduled run", || !runs_of(&dir, "tick").is_empty());
+    assert!(dir.run(&["stop"]).status.success());
+    let stopped_at = now_ms();
+    wait_until("four fire times pass while stopped", || {
+        now_ms() > stopped_at + 4_500
+    });
+    dir.status();
+    let mut runs = Vec::new();
+    wait_until("a catch-up run and the fires it coalesced", || {
+        runs = runs_of(&dir, "tick");
+        runs.iter()
+            .any(|r| r["trigger"] == "catch_up" && r["status"] != "skipped")
+    });
+    let catch_up = runs
+        .iter()
+        .find(|r| r["trigger"] == "catch_up" && r["status"] != "skipped")
+        .unwrap();
+    let id = catch_up["id"].as_i64().unwrap();
+    let coalesced = runs
+        .iter()
+        .filter(|r| {
+            r["reason"]
+                == format!("fire not run: coalesced into catch-up run {id} (catch_up = once)")
+                    .as_str()
+        })
+        .count();
+    assert!(coalesced >= 3, "{runs:?}");
+    // Every second from the first fire to the last is on the ledger, once.
+    let times = fire_times(&runs);
+    for pair in times.windows(2) {
+        assert_eq!(pair[1] - pair[0], 1_000, "a fire is missing: {runs:?}");
+    }
+
+    // The HTTP API hides them too, with the same parameter.
+    let api = Api::start(&dir);
+    let all = api.get("/api/runs?job=tick&limit=1000").json();
+    assert!(
+        all.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["status"] == "skipped")
+    );
+    let shown = api
+        .get("/api/runs?job=tick&limit=1000&no_skipped=true")
+        .json();
+    let shown = shown.as_array().unwrap();
+    assert!(shown.iter().all(|r| r["status"] != "skipped"), "{shown:?}");
+    assert!(shown.iter().any(|r| r["id"] == id), "{shown:?}");
+}
