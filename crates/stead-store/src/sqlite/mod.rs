@@ -19,6 +19,7 @@ use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow,
 use stead_core::locator::LedgerRef;
 
 mod jobs;
+mod retention;
 mod runs;
 mod services;
 mod steps;
@@ -39,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_services_and_holds.sql"),
     include_str!("migrations/005_job_ids_never_reused.sql"),
     include_str!("migrations/006_ended_processes.sql"),
+    include_str!("migrations/007_retention.sql"),
 ];
 
 /// How long a statement waits for another process's write lock before failing.
@@ -97,6 +99,10 @@ impl SqliteStore {
             });
         }
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .map_err(open_err)?;
+        // A new ledger keeps a free-page map from its first table on, so that pruning can
+        // give space back (`incremental_vacuum`); on a file with tables this is a no-op.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
             .map_err(open_err)?;
         migrate(path, &mut conn)?;
         restrict_permissions(path);
@@ -388,7 +394,38 @@ impl Backend for SqliteStore {
         })();
         result.map_err(|e| e.on(&self.ledger_name()))
     }
+
+    /// `PRAGMA incremental_vacuum(pages)`: the free pages pruning left go back to the file
+    /// system, a bounded number at a time. A ledger created before retention existed has
+    /// no free-page map (`auto_vacuum = NONE`), and only a `VACUUM` converts it: that
+    /// rewrites the whole file, so it is done once, at the first prune that finds no run
+    /// in flight (no monitor then waits on the ledger while it runs; this server admits
+    /// nothing while it holds the connection).
+    fn reclaim_space(&self, pages: u32) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let result = (|| {
+            let mode: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+            if mode != AUTO_VACUUM_INCREMENTAL {
+                let in_flight: i64 = conn.query_row(
+                    "SELECT count(*) FROM runs WHERE status IN ('queued', 'running')",
+                    [],
+                    |r| r.get(0),
+                )?;
+                if in_flight == 0 {
+                    conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
+                    tracing::info!(path = %self.path.display(), "converted the ledger to incremental vacuum");
+                }
+                return Ok(());
+            }
+            conn.execute_batch(&format!("PRAGMA incremental_vacuum({pages})"))?;
+            Ok(())
+        })();
+        result.map_err(|e: StoreError| e.on(&self.ledger_name()))
+    }
 }
+
+/// `PRAGMA auto_vacuum`'s value for `INCREMENTAL`.
+const AUTO_VACUUM_INCREMENTAL: i64 = 2;
 
 /// The result of SQLite's integrity check on a ledger, opened read-only.
 #[derive(Debug, Clone, PartialEq, Eq)]
