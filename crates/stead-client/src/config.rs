@@ -486,9 +486,16 @@ mod tests {
         assert_eq!(r.logs_max_total, 4096);
         assert_eq!(r.interval, Duration::from_millis(250));
         let err = load(Some("[retention]\nruns_max_age = 1\n"), &[]).unwrap_err();
-        assert!(err.to_string().contains("unknown field `runs_max_age`"), "{err}");
+        assert!(
+            err.to_string().contains("unknown field `runs_max_age`"),
+            "{err}"
+        );
         let err = load(Some("[retention]\nlogs_max_age_ms = 0\n"), &[]).unwrap_err();
-        assert!(err.to_string().contains("logs_max_age_ms must be greater than zero"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("logs_max_age_ms must be greater than zero"),
+            "{err}"
+        );
     }
 
     #[test]

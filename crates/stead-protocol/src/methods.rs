@@ -14,9 +14,9 @@ use serde_json::Value;
 use crate::{
     ApplyParams, ApplyResult, ErrorBody, ErrorCode, Hold, HoldName, HoldSpec, HostsResult,
     HttpEndpoint, HttpParams, Job, JobName, JobSpec, MonitorCheck, MonitorFinished, MonitorStarted,
-    MonitorVerdict, PruneParams, PruneResult, Readiness, ReadinessParams, RestartMark, Run, RunFilter, RunId, RunLog,
-    RunLogParams, RunNow, RunWait, Service, ServiceName, ServiceSpec, SetEnabled, StatusResult,
-    StopParams, StopResult,
+    MonitorVerdict, PruneParams, PruneResult, Readiness, ReadinessParams, RestartMark, Run,
+    RunFilter, RunId, RunLog, RunLogParams, RunNow, RunWait, Service, ServiceName, ServiceSpec,
+    SetEnabled, StatusResult, StopParams, StopResult,
 };
 
 /// One method of the protocol.

@@ -190,11 +190,8 @@ pub trait Steps {
     fn runs_log_state(&mut self, ids: &[i64]) -> Result<Vec<LogState>, StoreError>;
     /// Retention: records that the runs' logs were deleted (ended and not owed only), and
     /// drops the copies a shared ledger holds; answers the ids marked.
-    fn runs_mark_log_pruned(
-        &mut self,
-        ids: &[i64],
-        now: Timestamp,
-    ) -> Result<Vec<i64>, StoreError>;
+    fn runs_mark_log_pruned(&mut self, ids: &[i64], now: Timestamp)
+    -> Result<Vec<i64>, StoreError>;
 }
 
 pub(crate) mod sealed {

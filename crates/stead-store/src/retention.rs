@@ -94,7 +94,9 @@ pub trait Retention {
 /// The id below which `rule`'s count limit lets runs go (`i64::MIN`: no count limit).
 fn below_id(tx: &mut impl Steps, rule: &KeepRule) -> Result<i64, StoreError> {
     Ok(match rule.keep_runs {
-        Some(n) => tx.run_nth_newest(rule.job_id, n.max(1))?.unwrap_or(i64::MIN),
+        Some(n) => tx
+            .run_nth_newest(rule.job_id, n.max(1))?
+            .unwrap_or(i64::MIN),
         None => i64::MIN,
     })
 }
@@ -154,11 +156,9 @@ impl<B: Backend> Retention for B {
     ) -> Result<Vec<i64>, StoreError> {
         let mut marked = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(PRUNE_BATCH) {
-            marked.extend(
-                self.write(Guard::Host(epoch), &mut |tx| {
-                    tx.runs_mark_log_pruned(chunk, now)
-                })?,
-            );
+            marked.extend(self.write(Guard::Host(epoch), &mut |tx| {
+                tx.runs_mark_log_pruned(chunk, now)
+            })?);
         }
         Ok(marked)
     }

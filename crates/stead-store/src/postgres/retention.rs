@@ -56,7 +56,9 @@ pub fn prunable(
             })
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
-    let next = (runs.len() == limit).then(|| runs.last().map(|r| r.id)).flatten();
+    let next = (runs.len() == limit)
+        .then(|| runs.last().map(|r| r.id))
+        .flatten();
     Ok((runs, next))
 }
 
@@ -66,7 +68,10 @@ pub fn delete(c: &mut dyn Sql, ids: &[i64]) -> Result<u64, StoreError> {
         &format!("DELETE FROM run_log_chunks WHERE run_id IN ({list})"),
         &[],
     )?;
-    c.execute(&format!("DELETE FROM run_logs WHERE run_id IN ({list})"), &[])?;
+    c.execute(
+        &format!("DELETE FROM run_logs WHERE run_id IN ({list})"),
+        &[],
+    )?;
     Ok(c.execute(&format!("DELETE FROM runs WHERE id IN ({list})"), &[])?)
 }
 

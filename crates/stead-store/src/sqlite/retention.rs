@@ -54,7 +54,9 @@ pub fn prunable(
         },
     )?;
     let runs: Vec<Prunable> = rows.collect::<Result<_, _>>()?;
-    let next = (runs.len() == limit).then(|| runs.last().map(|r| r.id)).flatten();
+    let next = (runs.len() == limit)
+        .then(|| runs.last().map(|r| r.id))
+        .flatten();
     Ok((runs, next))
 }
 
