@@ -153,7 +153,7 @@ pub(super) fn pruning_rows_is_fenced_by_the_leader_epoch(s: &Subject) {
 }
 
 pub(super) fn a_pruned_log_is_recorded_once_and_never_an_owed_runs(s: &Subject) {
-    let (l, leader) = lead(s);
+    let l = serve(s);
     let j = l.job("a", Concurrency::Allow);
     let done = l.done(&j);
     let owed = l.interrupted(&j);
