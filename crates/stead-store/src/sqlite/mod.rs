@@ -89,6 +89,11 @@ impl SqliteStore {
         // the WAL be checkpointed by commits (auto-checkpoint) instead.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(open_err)?;
+        // A new ledger keeps a free-page map from its first page on, so that pruning can
+        // give space back (`incremental_vacuum`); set before anything writes the file
+        // (switching to WAL does), and a no-op on a file that has pages already.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
+            .map_err(open_err)?;
         // Reading the journal mode reads page 1: a file that is not a database fails here,
         // before anything could write to it.
         let mode = wal_mode(&conn).map_err(open_err)?;
@@ -99,10 +104,6 @@ impl SqliteStore {
             });
         }
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-            .map_err(open_err)?;
-        // A new ledger keeps a free-page map from its first table on, so that pruning can
-        // give space back (`incremental_vacuum`); on a file with tables this is a no-op.
-        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
             .map_err(open_err)?;
         migrate(path, &mut conn)?;
         restrict_permissions(path);
@@ -485,6 +486,46 @@ mod tests {
     //! other behaviour through the trait are in the store contract (`contract/`).
 
     use super::*;
+
+    fn auto_vacuum(path: &Path) -> i64 {
+        Connection::open(path)
+            .unwrap()
+            .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_new_ledger_vacuums_incrementally_and_an_older_one_is_converted_once_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("fresh.db");
+        SqliteStore::open(&fresh).unwrap();
+        assert_eq!(auto_vacuum(&fresh), AUTO_VACUUM_INCREMENTAL);
+
+        // A ledger written before retention: no free-page map.
+        let old = dir.path().join("old.db");
+        Connection::open(&old)
+            .unwrap()
+            .execute_batch("PRAGMA auto_vacuum = NONE; CREATE TABLE before (x INTEGER);")
+            .unwrap();
+        let store = SqliteStore::open(&old).unwrap();
+        assert_eq!(auto_vacuum(&old), 0);
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO runs (job_id, job, trigger, idempotency_key, attempt, machine_id,
+                    boot_id, status, created_at_ms, log_path, plan, epoch)
+                 VALUES (1, 'a', 'on_demand', 'a#1', 1, 'm', 'b', 'running', 0, '', '{}', 1)",
+            )
+            .unwrap();
+        // Not while a run is in flight: its monitor would wait on the rewrite.
+        store.reclaim_space(10).unwrap();
+        assert_eq!(auto_vacuum(&old), 0);
+        store.conn().execute_batch("DELETE FROM runs").unwrap();
+        store.reclaim_space(10).unwrap();
+        assert_eq!(auto_vacuum(&old), AUTO_VACUUM_INCREMENTAL);
+        // From then on, each call gives back a bounded number of pages.
+        store.reclaim_space(10).unwrap();
+    }
 
     fn store() -> (tempfile::TempDir, SqliteStore) {
         let dir = tempfile::tempdir().unwrap();
