@@ -128,12 +128,13 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
         .join()
         .map_err(|_| anyhow::anyhow!("the lock probe panicked"))??;
     let (prune, result) = pruned?;
-    let removed = result["runs"].as_u64().context("no runs in prune's answer")?;
+    let removed = result["runs"]
+        .as_u64()
+        .context("no runs in prune's answer")?;
     let after = Files::of(&dir);
     let listing_after = listing(stead, &dir, n)?;
-    let kept = ledger::read_only(&dir)?.query_row("SELECT count(*) FROM runs", [], |r| {
-        r.get::<_, i64>(0)
-    })? as u64;
+    let kept = ledger::read_only(&dir)?
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))? as u64;
     stead.stop(&dir)?;
     Ok(RetentionReport {
         stead: stead.exe().display().to_string(),
@@ -160,12 +161,8 @@ impl RetentionReport {
     }
 
     pub fn table(&self) -> String {
-        let stats = |s: &Stats| {
-            format!(
-                "median {:.2} ms, p90 {:.2} ms (n={})",
-                s.median, s.p90, s.n
-            )
-        };
+        let stats =
+            |s: &Stats| format!("median {:.2} ms, p90 {:.2} ms (n={})", s.median, s.p90, s.n);
         format!(
             "retention ({})\n\
              ledger with {} runs: stead.db {:.1} MiB, WAL {:.1} MiB\n\

@@ -77,7 +77,8 @@ pub async fn prune(shared: &Arc<Shared>, dry_run: bool) -> Result<PruneResult, E
     let _one_at_a_time = shared.pruning.lock().await;
     let mut tally = Tally::default();
     prune_rows(shared, dry_run, &mut tally).await?;
-    let pruned = std::mem::take(&mut tally.gone);
+    let mut pruned = std::mem::take(&mut tally.gone);
+    pruned.sort_unstable();
     let logs = {
         let dry = dry_run;
         blocking(shared, move |s| prune_logs(s, dry, &pruned)).await?
@@ -92,7 +93,8 @@ struct Tally {
     run_ids: Vec<i64>,
     log_ids: Vec<i64>,
     log_bytes: u64,
-    /// Ids whose rows went (or would): their files are not counted again.
+    /// Ids whose rows went (or would), in the order the jobs were pruned: their files are
+    /// not counted again.
     gone: Vec<i64>,
     logs: LogTally,
 }
@@ -257,7 +259,8 @@ fn log_files(dir: &Path) -> Vec<(i64, PathBuf, u64)> {
     files
 }
 
-/// The log-only part of a prune, on this host's files (see the module docs).
+/// The log-only part of a prune, on this host's files (see the module docs); `gone`
+/// (sorted) are the runs whose rows this prune removed, or would.
 fn prune_logs(shared: &Shared, dry_run: bool, gone: &[i64]) -> Result<LogTally, StoreError> {
     let retention = shared.world.config.retention;
     let store = &shared.world.store;
