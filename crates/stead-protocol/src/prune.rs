@@ -37,8 +37,12 @@ pub struct PruneResult {
     pub logs: u64,
     /// Bytes of log files removed on this host, in total.
     pub log_bytes: u64,
-    /// The ids of the runs removed, oldest first.
+    /// The ids of the runs removed, oldest first (at most
+    /// [`MAX_PRUNE_IDS`](crate::limits::MAX_PRUNE_IDS)).
     pub run_ids: Vec<i64>,
-    /// The ids of the runs whose log alone was removed, oldest first.
+    /// The ids of the runs whose log alone was removed, oldest first (at most as many).
     pub log_ids: Vec<i64>,
+    /// More went than the id lists hold: they are the oldest ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ids_truncated: bool,
 }

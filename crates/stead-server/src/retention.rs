@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use stead_protocol::limits::MAX_PRUNE_IDS;
 use stead_protocol::{ErrorBody, PruneResult, PrunedJob};
 use stead_store::{KeepRule, StoreError};
 use tracing::{info, warn};
@@ -128,10 +129,16 @@ impl Tally {
         self.log_bytes += self.logs.leftover_bytes;
         self.run_ids.sort_unstable();
         self.log_ids.sort_unstable();
+        let (runs, logs) = (self.run_ids.len() as u64, self.log_ids.len() as u64);
+        let ids_truncated =
+            self.run_ids.len() > MAX_PRUNE_IDS || self.log_ids.len() > MAX_PRUNE_IDS;
+        self.run_ids.truncate(MAX_PRUNE_IDS);
+        self.log_ids.truncate(MAX_PRUNE_IDS);
         PruneResult {
             dry_run,
-            runs: self.run_ids.len() as u64,
-            logs: self.log_ids.len() as u64,
+            ids_truncated,
+            runs,
+            logs,
             log_bytes: self.log_bytes,
             jobs: self.jobs.into_values().collect(),
             run_ids: self.run_ids,

@@ -93,6 +93,7 @@ mod tests {
             log_bytes: 3 * 1024 * 1024,
             run_ids: vec![1, 2, 3, 4, 5, 6, 7],
             log_ids: vec![8],
+            ids_truncated: false,
         };
         assert_eq!(
             render(&r),
