@@ -418,7 +418,10 @@ impl Backend for SqliteStore {
                 }
                 return Ok(());
             }
-            conn.execute_batch(&format!("PRAGMA incremental_vacuum({pages})"))?;
+            // Stepped to the end: each step of this pragma gives back one page.
+            let mut stmt = conn.prepare(&format!("PRAGMA incremental_vacuum({pages})"))?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
             Ok(())
         })();
         result.map_err(|e: StoreError| e.on(&self.ledger_name()))
@@ -524,7 +527,29 @@ mod tests {
         store.reclaim_space(10).unwrap();
         assert_eq!(auto_vacuum(&old), AUTO_VACUUM_INCREMENTAL);
         // From then on, each call gives back a bounded number of pages.
+        store
+            .conn()
+            .execute_batch(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+                 INSERT INTO runs (job_id, job, trigger, idempotency_key, attempt, machine_id,
+                    boot_id, status, created_at_ms, ended_at_ms, log_path, plan, epoch)
+                 SELECT 1, 'a', 'on_demand', 'a#' || i, 1, 'm', 'b', 'succeeded', 0, 1, '',
+                    printf('%.4000c', 'x'), 1 FROM n;
+                 DELETE FROM runs;",
+            )
+            .unwrap();
+        let free = || -> i64 {
+            store
+                .conn()
+                .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+                .unwrap()
+        };
+        let before = free();
+        assert!(before > 100, "{before} free pages");
         store.reclaim_space(10).unwrap();
+        assert_eq!(free(), before - 10);
+        store.reclaim_space(100_000).unwrap();
+        assert_eq!(free(), 0);
     }
 
     fn store() -> (tempfile::TempDir, SqliteStore) {
