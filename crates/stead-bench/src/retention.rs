@@ -55,6 +55,8 @@ pub struct RetentionReport {
     pub listing_after: Stats,
     pub removed: u64,
     pub prune: Duration,
+    /// The longest one batch held the ledger, as the server measured it.
+    pub longest_batch_ms: u64,
     /// The longest wait for the write lock while the prune ran, and how many waits.
     pub longest_hold: Duration,
     pub probes: u64,
@@ -131,6 +133,7 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
     let removed = result["runs"]
         .as_u64()
         .context("no runs in prune's answer")?;
+    let longest_batch_ms = result["longest_batch_ms"].as_u64().unwrap_or(0);
     let after = Files::of(&dir);
     let listing_after = listing(stead, &dir, n)?;
     let kept = ledger::read_only(&dir)?
@@ -146,6 +149,7 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
         listing_after,
         removed,
         prune,
+        longest_batch_ms,
         longest_hold,
         probes,
     })
@@ -168,7 +172,8 @@ impl RetentionReport {
              ledger with {} runs: stead.db {:.1} MiB, WAL {:.1} MiB\n\
              stead runs --limit 50: {}\n\
              stead prune: removed {} runs in {:.2} s ({:.0} runs/s), {} kept\n\
-             longest wait for the write lock during the prune: {:.1} ms ({} waits)\n\
+             longest batch (held the ledger): {} ms\n\
+             longest wait of another writer for the write lock during the prune: {:.1} ms ({} waits)\n\
              after: stead.db {:.1} MiB, WAL {:.1} MiB\n\
              stead runs --limit 50: {}\n",
             self.stead,
@@ -180,6 +185,7 @@ impl RetentionReport {
             self.prune.as_secs_f64(),
             self.per_second(),
             self.kept,
+            self.longest_batch_ms,
             self.longest_hold.as_secs_f64() * 1e3,
             self.probes,
             mib(self.after.db),
@@ -202,6 +208,7 @@ impl RetentionReport {
             "removed": self.removed,
             "prune_s": self.prune.as_secs_f64(),
             "runs_per_s": self.per_second(),
+            "longest_batch_ms": self.longest_batch_ms,
             "longest_lock_wait_ms": self.longest_hold.as_secs_f64() * 1e3,
             "lock_waits": self.probes,
         })

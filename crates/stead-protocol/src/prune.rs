@@ -42,6 +42,10 @@ pub struct PruneResult {
     pub run_ids: Vec<i64>,
     /// The ids of the runs whose log alone was removed, oldest first (at most as many).
     pub log_ids: Vec<i64>,
+    /// The longest one batch held the ledger (its write transaction and the space given
+    /// back after it), in milliseconds.
+    #[serde(default)]
+    pub longest_batch_ms: u64,
     /// More went than the id lists hold: they are the oldest ones.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ids_truncated: bool,

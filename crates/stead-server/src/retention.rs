@@ -7,7 +7,7 @@
 //! 1. **Rows.** For each job that runs name (removed jobs' included), batches of at most
 //!    [`stead_store::PRUNE_BATCH`] runs are removed, each in its own transaction, fenced by the
 //!    scheduler's leader epoch: on a shared ledger only the leader removes rows. The
-//!    server yields between batches, so a prune never holds the ledger for longer than
+//!    server pauses between batches as long as the last one held the ledger, so a prune never holds the ledger for longer than
 //!    one batch, and gives the freed pages back after each (`reclaim`). The log file of a
 //!    removed run of this host goes with it.
 //! 2. **Logs of this host.** The files in `logs/runs/` are read against the ledger: a
@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
 use stead_protocol::limits::MAX_PRUNE_IDS;
@@ -34,6 +34,10 @@ use crate::shared::Shared;
 
 /// Pages an incremental vacuum gives back after each batch (4 KiB pages: 8 MiB).
 const RECLAIM_PAGES: u32 = 2048;
+
+/// The shortest and longest pause between two batches.
+const MIN_PAUSE: Duration = Duration::from_millis(1);
+const MAX_PAUSE: Duration = Duration::from_millis(100);
 
 /// The longest one sleep between prunes, so a wall-clock jump or a sleep of the machine
 /// is noticed within it (monotonic timers do not count time asleep).
@@ -94,6 +98,7 @@ struct Tally {
     run_ids: Vec<i64>,
     log_ids: Vec<i64>,
     log_bytes: u64,
+    longest_batch: Duration,
     /// Ids whose rows went (or would), in the order the jobs were pruned: their files are
     /// not counted again.
     gone: Vec<i64>,
@@ -137,6 +142,7 @@ impl Tally {
         PruneResult {
             dry_run,
             ids_truncated,
+            longest_batch_ms: u64::try_from(self.longest_batch.as_millis()).unwrap_or(u64::MAX),
             runs,
             logs,
             log_bytes: self.log_bytes,
@@ -199,14 +205,16 @@ async fn prune_rows(
     for rule in rules {
         let mut after = 0;
         loop {
-            let batch = blocking(shared, move |s| {
+            let (batch, held) = blocking(shared, move |s| {
+                let start = Instant::now();
                 let batch = s.world.store.prune_batch(&rule, after, dry_run, leader)?;
                 if !dry_run && !batch.runs.is_empty() {
                     s.world.store.reclaim(RECLAIM_PAGES)?;
                 }
-                Ok(batch)
+                Ok((batch, start.elapsed()))
             })
             .await?;
+            tally.longest_batch = tally.longest_batch.max(held);
             for run in &batch.runs {
                 let bytes = if run.machine_id == shared.world.machine_id {
                     remove_log(Path::new(&run.log_path), dry_run)
@@ -224,8 +232,10 @@ async fn prune_rows(
                 Some(next) => after = next,
                 None => break,
             }
-            // Let the runs' own writes through between two batches.
-            tokio::task::yield_now().await;
+            // Let the runs' own writes through between two batches: a writer waiting
+            // in SQLite's busy handler polls at intervals, so the ledger is left free
+            // for as long as the batch held it (at most the ledger's half of the time).
+            tokio::time::sleep(held.clamp(MIN_PAUSE, MAX_PAUSE)).await;
         }
     }
     Ok(())

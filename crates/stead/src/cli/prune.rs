@@ -94,6 +94,7 @@ mod tests {
             run_ids: vec![1, 2, 3, 4, 5, 6, 7],
             log_ids: vec![8],
             ids_truncated: false,
+            longest_batch_ms: 3,
         };
         assert_eq!(
             render(&r),
