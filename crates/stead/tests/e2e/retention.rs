@@ -243,3 +243,24 @@ fn retention_settings_are_checked() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_job_file_sets_keep_runs_and_keep_for_and_bad_values_are_refused() {
+    let dir = pruned_on_request();
+    std::fs::create_dir_all(dir.path()).unwrap();
+    let file = dir.path().join("jobs.toml");
+    std::fs::write(
+        &file,
+        "[[job]]\nname = \"kept\"\ncommand = [\"true\"]\nkeep_runs = 3\nkeep_for = \"720h\"\n",
+    )
+    .unwrap();
+    json(&dir, &["apply", file.to_str().unwrap()]);
+    let job = json(&dir, &["job", "show", "kept"]);
+    assert_eq!(job["keep_runs"], 3, "{job}");
+    assert!(job["keep_for"].is_string(), "{job}");
+    let out = dir.run(&["job", "add", "bad", "--keep-for", "soon", "--", "true"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("soon"), "{}", text(&out.stderr));
+    let out = dir.run(&["job", "add", "none", "--keep-runs", "0", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
