@@ -11,6 +11,7 @@
 //! cargo run --release -p stead-bench -- cluster [--iterations N] [--submissions N] [--json]
 //! cargo run --release -p stead-bench -- hostile [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- guard [--iterations N] [--json]
+//! cargo run --release -p stead-bench -- retention [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- all [...]
 //! ```
 //!
@@ -36,6 +37,7 @@ mod proc;
 mod pueue;
 mod recovery;
 mod report;
+mod retention;
 mod runs;
 mod stead;
 mod web;
@@ -80,6 +82,9 @@ enum Bench {
     /// What reading a command costs the guard: verdicts per second, a megabyte command,
     /// deep nesting, and `stead guard --hook` end to end
     Guard(Args),
+    /// The ledger's size and `stead runs` with 1,000,000 runs, before and after a prune to
+    /// 100,000; the prune's throughput and the longest it held the ledger
+    Retention(Args),
     /// `foundation`, then `runs`, then `recovery`, then `web`, then `hostile`, then
     /// `guard`, then `cluster`
     All(Args),
@@ -152,6 +157,13 @@ fn main() -> ExitCode {
         }),
         Bench::Guard(args) => Setup::new(&args).and_then(|setup| {
             let report = guard(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
+        Bench::Retention(args) => Setup::new(&args).and_then(|setup| {
+            let guard = setup.guard()?;
+            let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+            let report = retention::run(&stead, args.iterations.unwrap_or(50))?;
+            drop(guard);
             print(args.json, report.json(), || report.table())
         }),
         Bench::All(args) => Setup::new(&args).and_then(|setup| {

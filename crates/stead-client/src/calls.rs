@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use stead_protocol::{
-    ApplyParams, ApplyResult, Empty, Job, JobName, JobSpec, Run, RunFilter, RunId, RunLog,
-    RunLogParams, RunNow, RunWait, SetEnabled, method,
+    ApplyParams, ApplyResult, Empty, Job, JobName, JobSpec, PruneParams, PruneResult, Run,
+    RunFilter, RunId, RunLog, RunLogParams, RunNow, RunWait, SetEnabled, method,
 };
 
 use crate::{ClientError, Connection};
@@ -96,6 +96,12 @@ impl Connection {
     /// command (SIGTERM, then SIGKILL after a grace period) and records the end.
     pub fn run_cancel(&mut self, id: i64) -> Result<Run, ClientError> {
         self.call::<method::RunCancel>(&RunId { id })
+    }
+
+    /// Applies the server's retention rules now and answers what went; with `dry_run`,
+    /// answers what would go and deletes nothing.
+    pub fn prune(&mut self, dry_run: bool) -> Result<PruneResult, ClientError> {
+        self.call::<method::Prune>(&PruneParams { dry_run })
     }
 }
 

@@ -114,6 +114,31 @@ pub struct LogsConfig {
 
 /// Overrides `[logs] keep_free`.
 pub const KEEP_FREE_ENV: &str = "STEAD_LOGS_KEEP_FREE";
+/// How much history the server keeps (`[retention]`); the rules are in `docs/ledger.md`,
+/// "Retention".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Runs older than this are pruned (row and log), unless their job says otherwise
+    /// (`keep_for`, `keep_runs`) or the run is never pruned.
+    pub runs_max_age: Duration,
+    /// Run logs older than this are deleted; the row is kept and says so.
+    pub logs_max_age: Duration,
+    /// At most this many bytes of run logs are kept on a host; the oldest go first.
+    pub logs_max_total: u64,
+    /// How often the server prunes (it also prunes once when it starts).
+    pub interval: Duration,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self {
+            runs_max_age: Duration::from_secs(400 * 24 * 3600),
+            logs_max_age: Duration::from_secs(30 * 24 * 3600),
+            logs_max_total: 1 << 30,
+            interval: Duration::from_secs(3600),
+        }
+    }
+}
 
 /// Everything configurable.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -121,6 +146,7 @@ pub struct Config {
     pub timings: Timings,
     pub http: HttpConfig,
     pub logs: LogsConfig,
+    pub retention: Retention,
     /// A `postgres://` ledger shared by several hosts; `None`: the state directory's own
     /// SQLite file.
     pub store_url: Option<String>,
@@ -162,6 +188,8 @@ pub enum ConfigError {
     Store(String),
     #[error("invalid logs setting: {0}")]
     Logs(String),
+    #[error("invalid retention setting: {0}")]
+    Retention(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -175,12 +203,87 @@ struct File {
     store: StoreFile,
     #[serde(default)]
     logs: LogsFile,
+    #[serde(default)]
+    retention: RetentionFile,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LogsFile {
     keep_free: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetentionFile {
+    runs_max_age_ms: Option<u64>,
+    logs_max_age_ms: Option<u64>,
+    logs_max_total_bytes: Option<u64>,
+    interval_ms: Option<u64>,
+}
+
+/// One overridable retention setting: its environment variable, its config key and
+/// where it goes.
+struct RetentionKnob {
+    env: &'static str,
+    key: &'static str,
+    file: fn(&RetentionFile) -> Option<u64>,
+    set: fn(&mut Retention, u64),
+}
+
+const RETENTION_KNOBS: &[RetentionKnob] = &[
+    RetentionKnob {
+        env: "STEAD_RETENTION_RUNS_MAX_AGE_MS",
+        key: "runs_max_age_ms",
+        file: |f| f.runs_max_age_ms,
+        set: |r, v| r.runs_max_age = Duration::from_millis(v),
+    },
+    RetentionKnob {
+        env: "STEAD_RETENTION_LOGS_MAX_AGE_MS",
+        key: "logs_max_age_ms",
+        file: |f| f.logs_max_age_ms,
+        set: |r, v| r.logs_max_age = Duration::from_millis(v),
+    },
+    RetentionKnob {
+        env: "STEAD_RETENTION_LOGS_MAX_TOTAL_BYTES",
+        key: "logs_max_total_bytes",
+        file: |f| f.logs_max_total_bytes,
+        set: |r, v| r.logs_max_total = v,
+    },
+    RetentionKnob {
+        env: "STEAD_RETENTION_INTERVAL_MS",
+        key: "interval_ms",
+        file: |f| f.interval_ms,
+        set: |r, v| r.interval = Duration::from_millis(v),
+    },
+];
+
+/// Reads `[retention]` with its environment overrides. Every value must be greater than
+/// zero: a limit of zero would prune everything it may the moment the server starts.
+fn retention(
+    file: &RetentionFile,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Retention, ConfigError> {
+    let mut retention = Retention::default();
+    for knob in RETENTION_KNOBS {
+        let value = match env(knob.env).filter(|v| !v.is_empty()) {
+            Some(raw) => Some(raw.trim().parse::<u64>().map_err(|_| ConfigError::Env {
+                name: knob.env,
+                value: raw.clone(),
+            })?),
+            None => (knob.file)(file),
+        };
+        if let Some(value) = value {
+            if value == 0 {
+                return Err(ConfigError::Retention(format!(
+                    "{} must be greater than zero",
+                    knob.key
+                )));
+            }
+            (knob.set)(&mut retention, value);
+        }
+    }
+    Ok(retention)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -318,10 +421,12 @@ impl Config {
             .map(|text| KeepFree::parse(&text).map_err(ConfigError::Logs))
             .transpose()?
             .unwrap_or_default();
+        let retention = retention(&file.retention, &env)?;
         Ok(Self {
             timings,
             http,
             logs: LogsConfig { keep_free },
+            retention,
             store_url,
         })
     }
@@ -411,6 +516,33 @@ mod tests {
         assert_eq!(c.logs.keep_free, KeepFree::Percent(1));
         let err = load(Some("[logs]\nkeep_free = \"lots\"\n"), &[]).unwrap_err();
         assert!(err.to_string().contains("invalid keep_free"), "{err}");
+    }
+
+    #[test]
+    fn retention_has_defaults_a_section_and_env_overrides() {
+        let r = load(None, &[]).unwrap().retention;
+        assert_eq!(r.runs_max_age, Duration::from_secs(400 * 86400));
+        assert_eq!(r.logs_max_age, Duration::from_secs(30 * 86400));
+        assert_eq!(r.logs_max_total, 1 << 30);
+        let r = load(
+            Some("[retention]\nlogs_max_total_bytes = 4096\ninterval_ms = 60000\n"),
+            &[("STEAD_RETENTION_INTERVAL_MS", "250")],
+        )
+        .unwrap()
+        .retention;
+        assert_eq!(r.logs_max_total, 4096);
+        assert_eq!(r.interval, Duration::from_millis(250));
+        let err = load(Some("[retention]\nruns_max_age = 1\n"), &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown field `runs_max_age`"),
+            "{err}"
+        );
+        let err = load(Some("[retention]\nlogs_max_age_ms = 0\n"), &[]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("logs_max_age_ms must be greater than zero"),
+            "{err}"
+        );
     }
 
     #[test]

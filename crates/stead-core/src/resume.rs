@@ -126,6 +126,7 @@ mod tests {
             original_trigger: None,
             resolution: None,
             ended_processes: None,
+            log_pruned_at: None,
         }
     }
 

@@ -104,6 +104,14 @@ pub struct JobSpec {
     /// On a shared ledger: where a run cut on a lost host is resumed.
     #[serde(default, skip_serializing_if = "is_default_resume_on")]
     pub resume_on: ResumeOn,
+    /// Retention: keep at most this many of the job's runs (the newest); older ones are
+    /// pruned. Absent: no count limit beyond the server's `[retention]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_runs: Option<u32>,
+    /// Retention: keep the job's runs this long (such as `"30d"`), instead of the
+    /// server's `runs_max_age`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_for: Option<String>,
 }
 
 /// Where a run cut on a lost host may be resumed.
@@ -145,6 +153,8 @@ impl Default for JobSpec {
             depends_on: Vec::new(),
             hosts: Vec::new(),
             resume_on: ResumeOn::default(),
+            keep_runs: None,
+            keep_for: None,
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod limits;
 mod message;
 mod methods;
 mod monitor;
+mod prune;
 mod redact;
 mod run;
 mod service;
@@ -38,6 +39,7 @@ pub use message::{
 };
 pub use methods::{Empty, Method, MethodId, Request, method};
 pub use monitor::{MonitorCheck, MonitorFinished, MonitorStarted, MonitorVerdict};
+pub use prune::{PruneParams, PruneResult, PrunedJob};
 pub use redact::redact_url;
 pub use run::{Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunStatus, RunWait, Trigger};
 pub use service::{

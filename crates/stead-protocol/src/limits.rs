@@ -14,3 +14,8 @@ pub const CLOCK_SKEW_WARN_MS: i64 = 1_000;
 
 /// The most bytes of a run's log one `run_log` answers (one chunk of the shared ledger).
 pub const MAX_RUN_LOG_READ: u64 = 256 * 1024;
+
+/// The most run ids a `prune` answer lists of each kind (`run_ids`, `log_ids`); beyond
+/// it the counts still say how many went, and `ids_truncated` says the lists stop short.
+/// Keeps the answer well inside [`MAX_LINE`] however much one prune removes.
+pub const MAX_PRUNE_IDS: usize = 10_000;

@@ -14,9 +14,9 @@ use serde_json::Value;
 use crate::{
     ApplyParams, ApplyResult, ErrorBody, ErrorCode, Hold, HoldName, HoldSpec, HostsResult,
     HttpEndpoint, HttpParams, Job, JobName, JobSpec, MonitorCheck, MonitorFinished, MonitorStarted,
-    MonitorVerdict, Readiness, ReadinessParams, RestartMark, Run, RunFilter, RunId, RunLog,
-    RunLogParams, RunNow, RunWait, Service, ServiceName, ServiceSpec, SetEnabled, StatusResult,
-    StopParams, StopResult,
+    MonitorVerdict, PruneParams, PruneResult, Readiness, ReadinessParams, RestartMark, Run,
+    RunFilter, RunId, RunLog, RunLogParams, RunNow, RunWait, Service, ServiceName, ServiceSpec,
+    SetEnabled, StatusResult, StopParams, StopResult,
 };
 
 /// One method of the protocol.
@@ -198,6 +198,8 @@ methods! {
     MonitorFinished = "monitor_finished", required(MonitorFinished) -> bool;
     /// A monitor asks whether its run is still its host's (shared ledgers).
     MonitorCheck = "monitor_check", required(MonitorCheck) -> MonitorVerdict;
+    /// Apply the retention rules now (or, with `dry_run`, say what they would remove).
+    Prune = "prune", optional(PruneParams) -> PruneResult;
 }
 
 #[cfg(test)]
@@ -258,7 +260,7 @@ mod tests {
         );
         assert!(
             e.message.ends_with(
-                "http, hosts, run_log, monitor_started, monitor_finished, monitor_check"
+                "http, hosts, run_log, monitor_started, monitor_finished, monitor_check, prune"
             ),
             "{}",
             e.message

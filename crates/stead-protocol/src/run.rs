@@ -104,6 +104,10 @@ pub struct Run {
     /// its process group. Absent when it ended none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_processes: Option<u32>,
+    /// When retention deleted the run's log file (the row is kept). Absent while the log
+    /// is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_pruned_at: Option<String>,
 }
 
 /// Parameters naming one run.

@@ -130,5 +130,6 @@ async fn route(shared: &Arc<Shared>, request: Request) -> Result<Value, ErrorBod
         Request::MonitorCheck(p) => {
             answer::<method::MonitorCheck>(monitor_check::handle(shared, p).await)
         }
+        Request::Prune(p) => answer::<method::Prune>(prune::handle(shared, p).await),
     }
 }

@@ -7,7 +7,7 @@
 //! 1. [`startup`]: take the lock file ([`lock`]), claim the epoch lease, bind the socket;
 //! 2. serve: accept connections (`connection`), answer requests (`dispatch`, one handler
 //!    per method in `handlers`), renew the lease (`heartbeat`), fire jobs
-//!    (`scheduler`), resume cut runs (`resume`), start and watch runs' monitors (`runs`),
+//!    (`scheduler`), resume cut runs (`resume`), prune old runs and logs (`retention`), start and watch runs' monitors (`runs`),
 //!    and on a shared ledger take part in the cluster (`cluster`) and ship this host's
 //!    run logs to the ledger (`ship`);
 //! 3. `shutdown`: release everything a successor needs *first* (socket, lease, lock
@@ -38,6 +38,7 @@ mod logs;
 mod metrics;
 mod ownership;
 mod resume;
+mod retention;
 mod runs;
 mod scheduler;
 mod shared;
@@ -184,6 +185,7 @@ pub async fn run(
     let heartbeat = tokio::spawn(heartbeat::run(shared.clone()));
     let scheduler = tokio::spawn(scheduler::run(shared.clone()));
     let resumer = tokio::spawn(resume::run(shared.clone()));
+    let pruner = tokio::spawn(retention::run(shared.clone()));
     tokio::pin!(stop);
     let mut accept_errors = accept::AcceptErrors::new("accept failed on the socket");
     loop {
@@ -228,6 +230,7 @@ pub async fn run(
     drop(listener);
     scheduler.abort();
     resumer.abort();
+    pruner.abort();
     let reason = shutdown::run(&shared, &tracker).await;
     heartbeat.abort();
     Ok(Outcome::Stopped(reason))

@@ -103,6 +103,8 @@ pub struct Shared {
     pub ledger_clock: Option<Arc<LedgerClock>>,
     /// Whether this host's runs are still its own, as last confirmed (shared ledgers).
     pub ownership: crate::ownership::Ownership,
+    /// Held while a prune runs: one at a time.
+    pub pruning: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
@@ -144,6 +146,7 @@ impl Shared {
             web,
             ledger_clock,
             ownership: Default::default(),
+            pruning: tokio::sync::Mutex::new(()),
         }
     }
 

@@ -18,6 +18,7 @@ use stead_core::runs::RunEnd;
 use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
 
 use crate::StoreError;
+use crate::retention::{KeepRule, LogState, Prunable};
 
 /// What a write transaction is fenced by, checked inside it before anything is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +169,29 @@ pub trait Steps {
 
     /// Tells the servers sharing the ledger, once the transaction commits.
     fn announce(&mut self, what: Announce) -> Result<(), StoreError>;
+
+    /// Retention: the ids of every job that runs name, removed jobs' included.
+    fn run_job_ids(&mut self) -> Result<Vec<i64>, StoreError>;
+    /// Retention: the id of the job's `n`-th newest run (1: the newest).
+    fn run_nth_newest(&mut self, job_id: i64, n: u32) -> Result<Option<i64>, StoreError>;
+    /// Retention: up to `limit` runs of `rule`'s job after id `after` that may go (id
+    /// below `below`, or created before the rule's cut-off, and not one of the runs never
+    /// pruned), oldest first; and the id to go on after, when `limit` were found.
+    fn runs_prunable(
+        &mut self,
+        rule: &KeepRule,
+        below: i64,
+        after: i64,
+        limit: usize,
+    ) -> Result<(Vec<Prunable>, Option<i64>), StoreError>;
+    /// Retention: deletes the runs' rows (and the logs a shared ledger holds for them).
+    fn runs_delete(&mut self, ids: &[i64]) -> Result<u64, StoreError>;
+    /// Retention: what the ledger holds about the runs whose log files a host has.
+    fn runs_log_state(&mut self, ids: &[i64]) -> Result<Vec<LogState>, StoreError>;
+    /// Retention: records that the runs' logs were deleted (ended and not owed only), and
+    /// drops the copies a shared ledger holds; answers the ids marked.
+    fn runs_mark_log_pruned(&mut self, ids: &[i64], now: Timestamp)
+    -> Result<Vec<i64>, StoreError>;
 }
 
 pub(crate) mod sealed {
@@ -194,5 +218,11 @@ pub(crate) mod sealed {
             guard: Guard,
             f: &mut dyn FnMut(&mut Self::Tx<'_>) -> Result<T, StoreError>,
         ) -> Result<T, StoreError>;
+
+        /// Gives the space of deleted rows back to the file system, at most `pages`
+        /// pages at a time (see `docs/ledger.md`, "Keeping the ledger compact").
+        fn reclaim_space(&self, _pages: u32) -> Result<(), StoreError> {
+            Ok(())
+        }
     }
 }

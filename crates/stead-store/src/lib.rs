@@ -5,6 +5,7 @@
 //! - [`Catalog`]: jobs, services and holds;
 //! - [`RunLedger`]: runs, admitted under their job's concurrency policy and settled once;
 //! - [`RunRecorder`]: a run's monitor records its own run;
+//! - [`Retention`]: pruning old runs and recording pruned logs;
 //! - [`Cluster`]: what only a ledger shared by several hosts does (leadership, claims,
 //!   lost hosts, shipped run logs), reached through [`Store::cluster`];
 //! - [`open`] and [`open_recorder`]: the ledger a [`StoreLocator`] names.
@@ -26,6 +27,7 @@ mod ledger;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod recorder;
+mod retention;
 mod rows;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -40,9 +42,10 @@ pub use error::{BackendError, StoreError};
 pub use lease::Lease;
 pub use ledger::{PlanFn, RunLedger};
 pub use recorder::RunRecorder;
+pub use retention::{Batch, KeepRule, LogState, PRUNE_BATCH, Prunable, Retention};
 
 /// A ledger as a server uses it.
-pub trait Store: Lease + Catalog + RunLedger + Send + Sync + std::fmt::Debug {
+pub trait Store: Lease + Catalog + RunLedger + Retention + Send + Sync + std::fmt::Debug {
     /// Which ledger this is, as a run's plan names it (nothing secret).
     fn ledger_ref(&self) -> LedgerRef;
 

@@ -51,6 +51,8 @@ pub enum JobError {
     WindowTooLong { job: String, window: String },
     #[error("job {job}: {field} contains a NUL byte")]
     Nul { job: String, field: &'static str },
+    #[error("job {job}: keep_runs must be at least 1 (the latest run is always kept)")]
+    KeepNoRuns { job: String },
 }
 
 /// The first of a spec's free-text fields that holds a NUL byte, which no path, zone,
@@ -63,6 +65,7 @@ fn nul_field(spec: &JobSpec) -> Option<&'static str> {
         ("every", &spec.every),
         ("cwd", &spec.cwd),
         ("timeout", &spec.timeout),
+        ("keep_for", &spec.keep_for),
         ("catch_up_window", &spec.catch_up_window),
         ("on_failure", &spec.on_failure),
         ("landed_check", &spec.landed_check),
@@ -119,6 +122,13 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
     if let Some(timeout) = &spec.timeout {
         let d = schedule::parse_duration(timeout).map_err(sched)?;
         spec.timeout = Some(schedule::format_duration(d));
+    }
+    if let Some(keep_for) = &spec.keep_for {
+        let d = schedule::parse_duration(keep_for).map_err(sched)?;
+        spec.keep_for = Some(schedule::format_duration(d));
+    }
+    if spec.keep_runs == Some(0) {
+        return Err(JobError::KeepNoRuns { job });
     }
     if spec.command.is_empty() || spec.command.iter().all(|w| w.trim().is_empty()) {
         return Err(JobError::EmptyCommand { job });
@@ -258,6 +268,7 @@ mod tests {
         let mut s = spec("daily.journal");
         s.cron = Some("0 20 * * *".into());
         s.tz = Some("europe/berlin".into());
+        s.keep_for = Some("720h".into());
         s.timeout = Some("90m".into());
         let v = validate(s).unwrap();
         assert_eq!(v.tz.as_deref(), Some("Europe/Berlin"));

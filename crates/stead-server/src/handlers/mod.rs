@@ -18,6 +18,7 @@ pub mod jobs;
 pub mod monitor_check;
 pub mod monitor_finished;
 pub mod monitor_started;
+pub mod prune;
 pub mod readiness;
 pub mod restart_begin;
 pub mod restart_end;

@@ -77,7 +77,8 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         | MethodId::RunLog
         | MethodId::MonitorStarted
         | MethodId::MonitorFinished
-        | MethodId::MonitorCheck => Vec::new(),
+        | MethodId::MonitorCheck
+        | MethodId::Prune => Vec::new(),
     }
 }
 

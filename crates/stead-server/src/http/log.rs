@@ -79,6 +79,13 @@ async fn log(
         Ok(run) => run,
         Err(body) => return error(status_of(body.code), body),
     };
+    if let Some(when) = &run.log_pruned_at {
+        let body = ErrorBody::new(
+            ErrorCode::NotFound,
+            format!("run {id}'s log was pruned on {when} by retention (the run's record is kept)"),
+        );
+        return error(status_of(body.code), body);
+    }
     let path = PathBuf::from(&run.log_path);
     let remote = elsewhere(&app.shared, &run);
     if query.follow {

@@ -37,6 +37,7 @@ use crate::{RunRecorder, Store, StoreError};
 mod catalog;
 mod fencing;
 mod leases;
+mod retention;
 mod runs;
 
 /// A backend under test: the server's store and a monitor's recorder in one.
@@ -140,7 +141,11 @@ contract![
     fencing::monitors_write_whoever_serves,
     fencing::racing_admissions_queue_one_run_of_a_forbid_job,
     fencing::racing_resumes_settle_a_debt_once,
-    fencing::racing_fires_record_one_run;
+    fencing::racing_fires_record_one_run,
+    retention::a_prune_keeps_the_newest_and_never_the_owed_the_latest_or_a_parent,
+    retention::a_prune_removes_a_removed_jobs_runs_by_its_id,
+    retention::pruning_rows_is_fenced_by_the_leader_epoch,
+    retention::a_pruned_log_is_recorded_once_and_never_an_owed_runs;
     // Expiry judged by the `now` the caller passes: a ledger of one host only.
     local clock:
     leases::an_expired_lease_is_taken_by_the_callers_clock,

@@ -56,6 +56,7 @@ use stead_protocol::redact_url;
 mod cluster;
 mod jobs;
 mod logs;
+mod retention;
 mod runs;
 #[cfg(any(test, feature = "testing"))]
 pub mod scratch;
@@ -82,6 +83,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_ended_processes.sql"),
     include_str!("migrations/005_ledger_identity_and_clocks.sql"),
     include_str!("migrations/006_run_logs.sql"),
+    include_str!("migrations/007_retention.sql"),
 ];
 
 /// The database's clock in milliseconds, read when the statement runs

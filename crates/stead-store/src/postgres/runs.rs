@@ -25,7 +25,8 @@ use crate::rows::{ended_at_ms, list_limit, status_from, status_list, time, trigg
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
-    started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes";
+    started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes,
+    log_pruned_at_ms";
 
 type Param<'a> = &'a (dyn ToSql + Sync);
 
@@ -56,6 +57,7 @@ fn from_row(row: &Row) -> Result<Run, StoreError> {
         ended_processes: row
             .try_get::<_, Option<i64>>(20)?
             .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+        log_pruned_at: time(row.try_get(21)?),
     })
 }
 

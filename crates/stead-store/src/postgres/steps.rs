@@ -10,9 +10,10 @@ use stead_core::records::{ActiveRun, NewRun, RunCount, StoredHold, StoredJob, St
 use stead_core::runs::RunEnd;
 use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
 
-use super::{Sql, cluster, jobs, runs, services};
+use super::{Sql, cluster, jobs, retention, runs, services};
 use crate::StoreError;
 use crate::backend::{Announce, InFlightOf, Steps};
+use crate::retention::{KeepRule, LogState, Prunable};
 
 /// A connection or a transaction the steps run on.
 pub struct PgTx<'t>(pub &'t mut dyn Sql);
@@ -180,5 +181,39 @@ impl Steps for PgTx<'_> {
     /// `NOTIFY`, delivered to every listening server once the transaction commits.
     fn announce(&mut self, what: Announce) -> Result<(), StoreError> {
         cluster::notify(&mut *self.0, what)
+    }
+
+    fn run_job_ids(&mut self) -> Result<Vec<i64>, StoreError> {
+        retention::job_ids(&mut *self.0)
+    }
+
+    fn run_nth_newest(&mut self, job_id: i64, n: u32) -> Result<Option<i64>, StoreError> {
+        retention::nth_newest(&mut *self.0, job_id, n)
+    }
+
+    fn runs_prunable(
+        &mut self,
+        rule: &KeepRule,
+        below: i64,
+        after: i64,
+        limit: usize,
+    ) -> Result<(Vec<Prunable>, Option<i64>), StoreError> {
+        retention::prunable(&mut *self.0, rule, below, after, limit)
+    }
+
+    fn runs_delete(&mut self, ids: &[i64]) -> Result<u64, StoreError> {
+        retention::delete(&mut *self.0, ids)
+    }
+
+    fn runs_log_state(&mut self, ids: &[i64]) -> Result<Vec<LogState>, StoreError> {
+        retention::log_states(&mut *self.0, ids)
+    }
+
+    fn runs_mark_log_pruned(
+        &mut self,
+        ids: &[i64],
+        now: Timestamp,
+    ) -> Result<Vec<i64>, StoreError> {
+        retention::mark_log_pruned(&mut *self.0, ids, now)
     }
 }

@@ -19,6 +19,7 @@ use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow,
 use stead_core::locator::LedgerRef;
 
 mod jobs;
+mod retention;
 mod runs;
 mod services;
 mod steps;
@@ -39,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_services_and_holds.sql"),
     include_str!("migrations/005_job_ids_never_reused.sql"),
     include_str!("migrations/006_ended_processes.sql"),
+    include_str!("migrations/007_retention.sql"),
 ];
 
 /// How long a statement waits for another process's write lock before failing.
@@ -86,6 +88,11 @@ impl SqliteStore {
         // server frozen while exiting would then block its successor's first write. Let
         // the WAL be checkpointed by commits (auto-checkpoint) instead.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(open_err)?;
+        // A new ledger keeps a free-page map from its first page on, so that pruning can
+        // give space back (`incremental_vacuum`); set before anything writes the file
+        // (switching to WAL does), and a no-op on a file that has pages already.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
             .map_err(open_err)?;
         // Reading the journal mode reads page 1: a file that is not a database fails here,
         // before anything could write to it.
@@ -388,7 +395,41 @@ impl Backend for SqliteStore {
         })();
         result.map_err(|e| e.on(&self.ledger_name()))
     }
+
+    /// `PRAGMA incremental_vacuum(pages)`: the free pages pruning left go back to the file
+    /// system, a bounded number at a time. A ledger created before retention existed has
+    /// no free-page map (`auto_vacuum = NONE`), and only a `VACUUM` converts it: that
+    /// rewrites the whole file, so it is done once, at the first prune that finds no run
+    /// in flight (no monitor then waits on the ledger while it runs; this server admits
+    /// nothing while it holds the connection).
+    fn reclaim_space(&self, pages: u32) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let result = (|| {
+            let mode: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+            if mode != AUTO_VACUUM_INCREMENTAL {
+                let in_flight: i64 = conn.query_row(
+                    "SELECT count(*) FROM runs WHERE status IN ('queued', 'running')",
+                    [],
+                    |r| r.get(0),
+                )?;
+                if in_flight == 0 {
+                    conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
+                    tracing::info!(path = %self.path.display(), "converted the ledger to incremental vacuum");
+                }
+                return Ok(());
+            }
+            // Stepped to the end: each step of this pragma gives back one page.
+            let mut stmt = conn.prepare(&format!("PRAGMA incremental_vacuum({pages})"))?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
+            Ok(())
+        })();
+        result.map_err(|e: StoreError| e.on(&self.ledger_name()))
+    }
 }
+
+/// `PRAGMA auto_vacuum`'s value for `INCREMENTAL`.
+const AUTO_VACUUM_INCREMENTAL: i64 = 2;
 
 /// The result of SQLite's integrity check on a ledger, opened read-only.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -448,6 +489,68 @@ mod tests {
     //! other behaviour through the trait are in the store contract (`contract/`).
 
     use super::*;
+
+    fn auto_vacuum(path: &Path) -> i64 {
+        Connection::open(path)
+            .unwrap()
+            .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_new_ledger_vacuums_incrementally_and_an_older_one_is_converted_once_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("fresh.db");
+        SqliteStore::open(&fresh).unwrap();
+        assert_eq!(auto_vacuum(&fresh), AUTO_VACUUM_INCREMENTAL);
+
+        // A ledger written before retention: no free-page map.
+        let old = dir.path().join("old.db");
+        Connection::open(&old)
+            .unwrap()
+            .execute_batch("PRAGMA auto_vacuum = NONE; CREATE TABLE before (x INTEGER);")
+            .unwrap();
+        let store = SqliteStore::open(&old).unwrap();
+        assert_eq!(auto_vacuum(&old), 0);
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO runs (job_id, job, trigger, idempotency_key, attempt, machine_id,
+                    boot_id, status, created_at_ms, log_path, plan, epoch)
+                 VALUES (1, 'a', 'on_demand', 'a#1', 1, 'm', 'b', 'running', 0, '', '{}', 1)",
+            )
+            .unwrap();
+        // Not while a run is in flight: its monitor would wait on the rewrite.
+        store.reclaim_space(10).unwrap();
+        assert_eq!(auto_vacuum(&old), 0);
+        store.conn().execute_batch("DELETE FROM runs").unwrap();
+        store.reclaim_space(10).unwrap();
+        assert_eq!(auto_vacuum(&old), AUTO_VACUUM_INCREMENTAL);
+        // From then on, each call gives back a bounded number of pages.
+        store
+            .conn()
+            .execute_batch(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+                 INSERT INTO runs (job_id, job, trigger, idempotency_key, attempt, machine_id,
+                    boot_id, status, created_at_ms, ended_at_ms, log_path, plan, epoch)
+                 SELECT 1, 'a', 'on_demand', 'a#' || i, 1, 'm', 'b', 'succeeded', 0, 1, '',
+                    printf('%.4000c', 'x'), 1 FROM n;
+                 DELETE FROM runs;",
+            )
+            .unwrap();
+        let free = || -> i64 {
+            store
+                .conn()
+                .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+                .unwrap()
+        };
+        let before = free();
+        assert!(before > 100, "{before} free pages");
+        store.reclaim_space(10).unwrap();
+        assert_eq!(free(), before - 10);
+        store.reclaim_space(100_000).unwrap();
+        assert_eq!(free(), 0);
+    }
 
     fn store() -> (tempfile::TempDir, SqliteStore) {
         let dir = tempfile::tempdir().unwrap();

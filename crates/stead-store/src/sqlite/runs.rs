@@ -22,7 +22,8 @@ use crate::rows::{ended_at_ms, list_limit, status_from, status_list, time, trigg
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
-    started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes";
+    started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes,
+    log_pruned_at_ms";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
     let trigger: String = row.get(2)?;
@@ -51,6 +52,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
             original_trigger: original.as_deref().map(trigger_from).transpose()?,
             resolution: row.get(19)?,
             ended_processes: row.get(20)?,
+            log_pruned_at: time(row.get(21)?),
         })
     })();
     Ok(run)

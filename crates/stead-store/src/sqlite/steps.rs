@@ -11,9 +11,10 @@ use stead_core::records::{ActiveRun, NewRun, RunCount, StoredHold, StoredJob, St
 use stead_core::runs::RunEnd;
 use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
 
-use super::{jobs, runs, services};
+use super::{jobs, retention, runs, services};
 use crate::StoreError;
 use crate::backend::{Announce, InFlightOf, Steps};
+use crate::retention::{KeepRule, LogState, Prunable};
 
 /// A connection the steps run on (a write transaction derefs to it).
 pub struct SqliteTx<'t>(pub &'t Connection);
@@ -182,5 +183,39 @@ impl Steps for SqliteTx<'_> {
     /// One host: nobody else to tell.
     fn announce(&mut self, _what: Announce) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    fn run_job_ids(&mut self) -> Result<Vec<i64>, StoreError> {
+        retention::job_ids(self.0)
+    }
+
+    fn run_nth_newest(&mut self, job_id: i64, n: u32) -> Result<Option<i64>, StoreError> {
+        retention::nth_newest(self.0, job_id, n)
+    }
+
+    fn runs_prunable(
+        &mut self,
+        rule: &KeepRule,
+        below: i64,
+        after: i64,
+        limit: usize,
+    ) -> Result<(Vec<Prunable>, Option<i64>), StoreError> {
+        retention::prunable(self.0, rule, below, after, limit)
+    }
+
+    fn runs_delete(&mut self, ids: &[i64]) -> Result<u64, StoreError> {
+        retention::delete(self.0, ids)
+    }
+
+    fn runs_log_state(&mut self, ids: &[i64]) -> Result<Vec<LogState>, StoreError> {
+        retention::log_states(self.0, ids)
+    }
+
+    fn runs_mark_log_pruned(
+        &mut self,
+        ids: &[i64],
+        now: Timestamp,
+    ) -> Result<Vec<i64>, StoreError> {
+        retention::mark_log_pruned(self.0, ids, now)
     }
 }

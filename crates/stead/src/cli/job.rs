@@ -102,6 +102,13 @@ struct AddArgs {
     /// once it is back, or on any host
     #[arg(long, value_enum, default_value_t = ResumeOnArg::Same)]
     resume_on: ResumeOnArg,
+    /// Keep at most this many of the job's runs (the newest); older ones are pruned
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    keep_runs: Option<u32>,
+    /// Keep the job's runs this long (`30d`, `12h`) [default: the server's
+    /// `[retention] runs_max_age_ms`]
+    #[arg(long, value_name = "DURATION")]
+    keep_for: Option<String>,
     /// Print the added job as JSON
     #[arg(long)]
     json: bool,
@@ -269,6 +276,8 @@ impl AddArgs {
             depends_on: self.depends_on,
             hosts: self.hosts,
             resume_on: self.resume_on.into(),
+            keep_runs: self.keep_runs,
+            keep_for: self.keep_for,
         })
     }
 }
@@ -338,6 +347,12 @@ fn render_job(job: &Job) -> String {
     }
     if let Some(timeout) = &spec.timeout {
         lines.push(("timeout", timeout.clone()));
+    }
+    if let Some(n) = spec.keep_runs {
+        lines.push(("keep runs", n.to_string()));
+    }
+    if let Some(keep_for) = &spec.keep_for {
+        lines.push(("keep for", keep_for.clone()));
     }
     lines.push((
         "concurrency",

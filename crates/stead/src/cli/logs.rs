@@ -44,6 +44,13 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     while args.follow && run.machine_id.is_empty() && !run.status.is_terminal() {
         run = pause(&client, &mut conn, run.id)?;
     }
+    if let Some(when) = &run.log_pruned_at {
+        eprintln!(
+            "stead: run {}'s log was pruned on {when} by retention (the run's record is kept; see `stead show {}`)",
+            run.id, run.id
+        );
+        return Ok(exit::FAILURE);
+    }
     if elsewhere(&run.machine_id) {
         return shipped(&mut conn, &run, args.follow);
     }

@@ -16,6 +16,7 @@ mod job;
 mod logs;
 mod monitor;
 mod output;
+mod prune;
 pub(crate) mod render;
 mod restart;
 mod run;
@@ -74,6 +75,8 @@ pub enum Command {
     Logs(logs::Args),
     /// Cancel a queued or running run
     Cancel(cancel::Args),
+    /// Remove old runs and run logs now, by the retention rules (--dry-run: only say)
+    Prune(prune::Args),
     /// The hosts sharing the ledger, which one leads the scheduler, their heartbeats
     Hosts(hosts::Args),
     /// Declare, list and remove the services runs depend on
@@ -128,6 +131,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Show(args) => show::run(dir, args),
         Command::Logs(args) => logs::run(dir, args),
         Command::Cancel(args) => cancel::run(dir, args),
+        Command::Prune(args) => prune::run(dir, args),
         Command::Service(args) => service::run(dir, args),
         Command::Hold(args) => hold::run(dir, args),
         Command::Readiness(args) => gate::readiness(dir, args),

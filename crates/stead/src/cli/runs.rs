@@ -210,6 +210,7 @@ pub mod tests {
             original_trigger: None,
             resolution: None,
             ended_processes: None,
+            log_pruned_at: None,
         }
     }
 

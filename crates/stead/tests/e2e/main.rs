@@ -23,6 +23,7 @@ mod postgres;
 mod private_pg;
 mod recovery;
 mod resumer;
+mod retention;
 mod runs;
 mod scheduler;
 mod soak;
