@@ -25,6 +25,8 @@ use crate::stead::Stead;
 pub const ROWS: u64 = 1_000_000;
 /// Runs the job keeps.
 pub const KEEP: u64 = 100_000;
+/// A year of a minutely job.
+pub const YEAR: u64 = 365 * 24 * 60;
 
 /// The ledger's files, in bytes.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +62,36 @@ pub struct RetentionReport {
     /// The longest wait for the write lock while the prune ran, and how many waits.
     pub longest_hold: Duration,
     pub probes: u64,
+    /// The server's resident memory (VmRSS, MiB) with a ledger of one run, then with a
+    /// year of a minutely job's runs, each after `status` and `runs --limit 50`.
+    pub memory_fresh_mib: f64,
+    pub memory_year_mib: f64,
+}
+
+/// The server's resident memory once it has served `status` and `runs --limit 50`.
+fn served_memory(stead: &Stead, dir: &Path, env: &[(&str, &str)]) -> anyhow::Result<f64> {
+    let pid = stead.status(dir, env)?.pid;
+    stead.call(dir, &["runs", "--limit", "50", "--json"])?;
+    stead.status(dir, env)?;
+    Ok(crate::proc::memory_mib(pid)?.0)
+}
+
+/// Memory with a fresh ledger, then with a year of a minutely job (`YEAR` runs).
+fn year_of_memory(stead: &Stead, env: &[(&str, &str)]) -> anyhow::Result<(f64, f64)> {
+    let dir = stead.dir("year");
+    stead.status(&dir, env)?;
+    stead.call(
+        &dir,
+        &["job", "add", "m", "--concurrency", "allow", "--", "true"],
+    )?;
+    stead.json(&dir, &["run", "m", "--wait", "--json"])?;
+    let fresh = served_memory(stead, &dir, env)?;
+    stead.stop(&dir)?;
+    crate::progress(&format!("retention: a year of a minutely job, {YEAR} runs"));
+    ledger::fill(&dir, "m", YEAR - 1)?;
+    let year = served_memory(stead, &dir, env)?;
+    stead.stop(&dir)?;
+    Ok((fresh, year))
 }
 
 /// Takes and drops the ledger's write lock until told to stop; answers the longest wait
@@ -139,6 +171,7 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
     let kept = ledger::read_only(&dir)?
         .query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))? as u64;
     stead.stop(&dir)?;
+    let (memory_fresh_mib, memory_year_mib) = year_of_memory(stead, &env)?;
     Ok(RetentionReport {
         stead: stead.exe().display().to_string(),
         rows: ROWS,
@@ -152,6 +185,8 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
         longest_batch_ms,
         longest_hold,
         probes,
+        memory_fresh_mib,
+        memory_year_mib,
     })
 }
 
@@ -175,7 +210,8 @@ impl RetentionReport {
              longest batch (held the ledger): {} ms\n\
              longest wait of another writer for the write lock during the prune: {:.1} ms ({} waits)\n\
              after: stead.db {:.1} MiB, WAL {:.1} MiB\n\
-             stead runs --limit 50: {}\n",
+             stead runs --limit 50: {}\n\
+             server memory (VmRSS) after status and runs --limit 50: {:.1} MiB with one run, {:.1} MiB with a year of a minutely job ({} runs)\n",
             self.stead,
             self.rows,
             mib(self.before.db),
@@ -191,6 +227,9 @@ impl RetentionReport {
             mib(self.after.db),
             mib(self.after.wal),
             stats(&self.listing_after),
+            self.memory_fresh_mib,
+            self.memory_year_mib,
+            YEAR,
         )
     }
 
@@ -211,6 +250,9 @@ impl RetentionReport {
             "longest_batch_ms": self.longest_batch_ms,
             "longest_lock_wait_ms": self.longest_hold.as_secs_f64() * 1e3,
             "lock_waits": self.probes,
+            "memory_fresh_mib": self.memory_fresh_mib,
+            "memory_year_mib": self.memory_year_mib,
+            "year_runs": YEAR,
         })
     }
 }
