@@ -151,6 +151,38 @@ struct Newest {
     created_ms: i64,
 }
 
+/// Starts the server of `dir` with `env` and has it run a job `job` (`true`, any number
+/// at once) once: the run [`fill`] copies.
+pub fn with_one_run(
+    stead: &crate::stead::Stead,
+    dir: &Path,
+    env: &[(&str, &str)],
+    job: &str,
+) -> anyhow::Result<()> {
+    stead.status(dir, env)?;
+    stead.call(
+        dir,
+        &["job", "add", job, "--concurrency", "allow", "--", "true"],
+    )?;
+    stead.json(dir, &["run", job, "--wait", "--json"])?;
+    Ok(())
+}
+
+/// Stops the server of `dir`, inserts `n` runs of `job` ([`fill`]) and starts the server
+/// again with `env`.
+pub fn refill(
+    stead: &crate::stead::Stead,
+    dir: &Path,
+    env: &[(&str, &str)],
+    job: &str,
+    n: u64,
+) -> anyhow::Result<()> {
+    stead.stop(dir)?;
+    fill(dir, job, n)?;
+    stead.status(dir, env)?;
+    Ok(())
+}
+
 /// Inserts `n` succeeded on-demand runs of the job `job` into the ledger of the state
 /// directory `dir`, in one transaction. The server must be stopped. The rows copy the
 /// machine, boot and epoch of the newest run already there (so there must be one), and

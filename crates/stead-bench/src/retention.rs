@@ -79,16 +79,10 @@ fn served_memory(stead: &Stead, dir: &Path, env: &[(&str, &str)]) -> anyhow::Res
 /// Memory with a fresh ledger, then with a year of a minutely job (`YEAR` runs).
 fn year_of_memory(stead: &Stead, env: &[(&str, &str)]) -> anyhow::Result<(f64, f64)> {
     let dir = stead.dir("year");
-    stead.status(&dir, env)?;
-    stead.call(
-        &dir,
-        &["job", "add", "m", "--concurrency", "allow", "--", "true"],
-    )?;
-    stead.json(&dir, &["run", "m", "--wait", "--json"])?;
+    ledger::with_one_run(stead, &dir, env, "m")?;
     let fresh = served_memory(stead, &dir, env)?;
-    stead.stop(&dir)?;
     crate::progress(&format!("retention: a year of a minutely job, {YEAR} runs"));
-    ledger::fill(&dir, "m", YEAR - 1)?;
+    ledger::refill(stead, &dir, env, "m", YEAR - 1)?;
     let year = served_memory(stead, &dir, env)?;
     stead.stop(&dir)?;
     Ok((fresh, year))
@@ -128,16 +122,9 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
     let dir = stead.dir("ret");
     // No periodic prune during the figures; the one at start finds nothing to do.
     let env = [("STEAD_RETENTION_INTERVAL_MS", "86400000")];
-    stead.status(&dir, &env)?;
-    stead.call(
-        &dir,
-        &["job", "add", "q", "--concurrency", "allow", "--", "true"],
-    )?;
-    stead.json(&dir, &["run", "q", "--wait", "--json"])?;
-    stead.stop(&dir)?;
+    ledger::with_one_run(stead, &dir, &env, "q")?;
     crate::progress(&format!("retention: inserting {ROWS} runs"));
-    ledger::fill(&dir, "q", ROWS - 1)?;
-    stead.status(&dir, &env)?;
+    ledger::refill(stead, &dir, &env, "q", ROWS - 1)?;
     let before = Files::of(&dir);
     let listing_before = listing(stead, &dir, n)?;
 

@@ -277,15 +277,8 @@ pub const LISTINGS: [&[&str]; 3] = [
 /// of that job inserted, the server started again, then `n` timed listings of each kind.
 pub fn listing(stead: &Stead, n: usize) -> anyhow::Result<Listing> {
     let dir = stead.dir("q");
-    stead.status(&dir, &[])?;
-    stead.call(
-        &dir,
-        &["job", "add", "q", "--concurrency", "allow", "--", "true"],
-    )?;
-    stead.json(&dir, &["run", "q", "--wait", "--json"])?;
-    stead.stop(&dir)?;
-    ledger::fill(&dir, "q", LEDGER_ROWS)?;
-    stead.status(&dir, &[])?;
+    ledger::with_one_run(stead, &dir, &[], "q")?;
+    ledger::refill(stead, &dir, &[], "q", LEDGER_ROWS)?;
     let list = |args: &[&str], expect: usize| {
         series(n, || {
             let got = stead.json(&dir, args)?.as_array().map_or(0, Vec::len);

@@ -518,15 +518,8 @@ pub fn listing_paths() -> [String; 2] {
 /// one kept-alive connection, and `n` timed `stead runs --limit 50 --json` processes.
 pub fn listing(stead: &Stead, n: usize) -> anyhow::Result<Listing> {
     let dir = stead.dir("wq");
-    stead.status(&dir, &[])?;
-    stead.call(
-        &dir,
-        &["job", "add", JOB, "--concurrency", "allow", "--", "true"],
-    )?;
-    stead.json(&dir, &["run", JOB, "--wait", "--json"])?;
-    stead.stop(&dir)?;
-    ledger::fill(&dir, JOB, runs::LEDGER_ROWS)?;
-    stead.status(&dir, &[])?;
+    ledger::with_one_run(stead, &dir, &[], JOB)?;
+    ledger::refill(stead, &dir, &[], JOB, runs::LEDGER_ROWS)?;
     let api = Api::start(stead, &dir)?;
     let count = |path: &str, expect: usize| {
         series(n, || {

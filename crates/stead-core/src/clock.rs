@@ -126,10 +126,9 @@ impl LedgerClock {
     }
 
     /// Records a reading of the ledger's clock, `ledger`, taken while the local clock
-    /// went from `sent` to `received`: the reading is set against the midpoint.
+    /// went from `sent` to `received` (see [`ledger_offset`]).
     pub fn observe(&self, sent: Timestamp, ledger: Timestamp, received: Timestamp) {
-        let half_trip = received.duration_since(sent) / 2;
-        let offset = ledger.duration_since(sent + half_trip);
+        let offset = ledger_offset(sent, ledger, received);
         let us = i64::try_from(offset.as_micros()).unwrap_or(i64::MAX);
         self.offset_us
             .store(us, std::sync::atomic::Ordering::Relaxed);
@@ -139,6 +138,14 @@ impl LedgerClock {
     pub fn offset(&self) -> SignedDuration {
         SignedDuration::from_micros(self.offset_us.load(std::sync::atomic::Ordering::Relaxed))
     }
+}
+
+/// How far a reading of another clock, `other`, taken while the local clock went from
+/// `sent` to `received`, is ahead of the local clock: the reading is set against the
+/// round trip's midpoint.
+pub fn ledger_offset(sent: Timestamp, other: Timestamp, received: Timestamp) -> SignedDuration {
+    let half_trip = received.duration_since(sent) / 2;
+    other.duration_since(sent + half_trip)
 }
 
 impl Clock for LedgerClock {

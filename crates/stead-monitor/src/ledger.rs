@@ -73,32 +73,6 @@ impl Ledger {
             lease: Duration::from_millis(server.lease_ms),
         })))
     }
-
-    /// Whether the run is still this host's; see [`Check`].
-    pub fn check(&self, run_id: i64) -> Check {
-        let judge = |run: Result<Option<Run>, StoreError>| match run {
-            Ok(Some(run)) if run.status.is_terminal() => Check::Ended,
-            Ok(Some(_)) => Check::Confirmed(Duration::ZERO),
-            Ok(None) | Err(_) => Check::Unknown,
-        };
-        match self {
-            Ledger::Local(recorder) => judge(recorder.run(run_id)),
-            Ledger::Shared(shared) => {
-                let asked = MonitorCheck {
-                    run_id,
-                    restarting: false,
-                };
-                match shared.ask::<method::MonitorCheck>(&asked) {
-                    Asked::Answered(v) if v.ended => Check::Ended,
-                    Asked::Answered(v) => v.confirmed_ms_ago.map_or(Check::Unknown, |ms| {
-                        Check::Confirmed(Duration::from_millis(ms))
-                    }),
-                    Asked::Failed(_) => Check::Unknown,
-                    Asked::Unreachable => judge(shared.direct(|r| r.run(run_id))),
-                }
-            }
-        }
-    }
 }
 
 /// What asking the server came to.
@@ -111,6 +85,28 @@ enum Asked<T> {
 }
 
 impl SharedLedger {
+    /// Whether the run is still this host's; see [`Check`]. Asked of the server, which
+    /// answers from memory; of the database directly only when the server cannot be
+    /// reached.
+    pub fn check(&self, run_id: i64) -> Check {
+        let asked = MonitorCheck {
+            run_id,
+            restarting: false,
+        };
+        match self.ask::<method::MonitorCheck>(&asked) {
+            Asked::Answered(v) if v.ended => Check::Ended,
+            Asked::Answered(v) => v.confirmed_ms_ago.map_or(Check::Unknown, |ms| {
+                Check::Confirmed(Duration::from_millis(ms))
+            }),
+            Asked::Failed(_) => Check::Unknown,
+            Asked::Unreachable => match self.direct(|r| r.run(run_id)) {
+                Ok(Some(run)) if run.status.is_terminal() => Check::Ended,
+                Ok(Some(_)) => Check::Confirmed(Duration::ZERO),
+                Ok(None) | Err(_) => Check::Unknown,
+            },
+        }
+    }
+
     fn ask<M: Method>(&self, params: &M::Params) -> Asked<M::Output> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         if conn.is_none() {

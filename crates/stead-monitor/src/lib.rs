@@ -37,7 +37,7 @@ use jiff::Timestamp;
 use stead_protocol::{KeepFree, RunStatus};
 
 use self::chain::Chained;
-use self::ledger::{Check, Ledger};
+use self::ledger::{Check, Ledger, SharedLedger};
 use self::log::Log;
 use self::signals::SignalPipe;
 use self::watch::{Ownership, Stop};
@@ -121,13 +121,17 @@ pub fn main() -> i32 {
             return 1;
         }
     };
-    let watch = start.server.as_ref().map(|link| Watchful {
-        ledger: &ledger,
-        every: Duration::from_millis(link.heartbeat_ms).clamp(OWNERSHIP_CHECK_MIN, OWNERSHIP_CHECK),
-        fence_after: plan
-            .resume_anywhere
-            .then(|| Duration::from_millis(link.lease_ms)),
-    });
+    let watch = match (&ledger, &start.server) {
+        (Ledger::Shared(shared), Some(link)) => Some(Watchful {
+            ledger: shared,
+            every: Duration::from_millis(link.heartbeat_ms)
+                .clamp(OWNERSHIP_CHECK_MIN, OWNERSHIP_CHECK),
+            fence_after: plan
+                .resume_anywhere
+                .then(|| Duration::from_millis(link.lease_ms)),
+        }),
+        _ => None,
+    };
     match run_watched(plan, &ledger, watch, start.log_keep_free) {
         Outcome::NotQueued | Outcome::Ended { .. } => 0,
         Outcome::NoIdentity(_) | Outcome::Unrecorded { .. } => 1,
@@ -136,7 +140,7 @@ pub fn main() -> i32 {
 
 /// How a monitor of a shared ledger keeps asking whether its run is still its own.
 struct Watchful<'a> {
-    ledger: &'a Ledger,
+    ledger: &'a SharedLedger,
     every: Duration,
     /// Stop the command once ownership went unconfirmed this long (a job that may
     /// resume on any host).

@@ -352,17 +352,20 @@ fn shared_ledger_checks(url: &str) -> Vec<Check> {
             None,
         ),
     };
-    let half = found.local_received.duration_since(found.local_sent) / 2;
-    let offset = (found.local_sent + half).duration_since(found.ledger_time);
+    // This host's clock minus the database's.
+    let offset = -stead_core::clock::ledger_offset(
+        found.local_sent,
+        found.ledger_time,
+        found.local_received,
+    );
     let offset_ms = i64::try_from(offset.as_millis()).unwrap_or(i64::MAX);
     let clock = if offset_ms.abs() > CLOCK_SKEW_WARN_MS {
         check(
             "clock",
             Health::Warning,
             format!(
-                "this host's clock is {:.1} s {} the database's",
-                offset_ms.unsigned_abs() as f64 / 1000.0,
-                if offset_ms > 0 { "ahead of" } else { "behind" }
+                "this host's clock is {}",
+                crate::cli::render::clock_skew(offset_ms)
             ),
             Some("leases and fires follow the database's clock, so nothing is cut or doubled; set the clock right (NTP: `timedatectl set-ntp true`) so the times this host shows agree".into()),
         )

@@ -92,3 +92,28 @@ fn with_dbname(url: &str, db: &str) -> String {
         None => format!("{url} dbname={db}"),
     }
 }
+
+/// Every row of every table of the database at `url`, as `(table, row as text)`: what
+/// a test searches for something no row may keep (a password).
+pub fn every_row(url: &str) -> Vec<(String, String)> {
+    let mut client = super::connect_url(url).expect("the database answers");
+    let tables: Vec<String> = client
+        .query(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut rows = Vec::new();
+    for table in tables {
+        for row in client
+            .query(&format!("SELECT t::text FROM {table} t"), &[])
+            .unwrap()
+        {
+            rows.push((table.clone(), row.get(0)));
+        }
+    }
+    rows
+}

@@ -737,28 +737,10 @@ fn a_plan_names_its_ledger_by_identity_and_no_row_keeps_the_password() {
         }
         other => panic!("{other:?}"),
     }
-    // Every row of every table, as text.
-    let mut client = raw(&db);
-    let tables: Vec<String> = client
-        .query(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    assert!(tables.iter().any(|t| t == "runs"), "{tables:?}");
-    for table in tables {
-        let rows: Vec<String> = client
-            .query(&format!("SELECT t::text FROM {table} t"), &[])
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        for row in rows {
-            assert!(!row.contains(secret), "{table} keeps the password: {row}");
-        }
+    let rows = super::scratch::every_row(&db.url);
+    assert!(rows.iter().any(|(t, _)| t == "runs"), "{rows:?}");
+    for (table, row) in rows {
+        assert!(!row.contains(secret), "{table} keeps the password: {row}");
     }
 }
 

@@ -425,9 +425,12 @@ fn connector(options: &Options) -> Result<MakeRustlsConnect, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let algorithms = provider.signature_verification_algorithms;
     let verifier: Arc<dyn ServerCertVerifier> = match options.mode {
-        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(Unverified { algorithms }),
-        Mode::VerifyCa => Arc::new(ChainOnly {
-            roots: Arc::new(roots(options.rootcert.as_ref())?),
+        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(NameBlind {
+            roots: None,
+            algorithms,
+        }),
+        Mode::VerifyCa => Arc::new(NameBlind {
+            roots: Some(Arc::new(roots(options.rootcert.as_ref())?)),
             algorithms,
         }),
         Mode::VerifyFull => WebPkiServerVerifier::builder_with_provider(
@@ -489,57 +492,18 @@ fn roots(source: Option<&Roots>) -> Result<RootCertStore, String> {
     Ok(store)
 }
 
-/// `prefer` and `require`: encrypted, the certificate not checked (libpq's meaning). The
-/// handshake's signatures are still verified, so the session is with the certificate's
-/// key holder, whoever that is.
+/// `prefer` and `require` (no `roots`): encrypted, the certificate not checked (libpq's
+/// meaning); `verify-ca` (`roots`): the chain up to a trusted root, validity dates
+/// included, but not the name. Either way the handshake's signatures are verified, so the
+/// session is with the certificate's key holder. (`verify-full` is rustls's own
+/// verifier.)
 #[derive(Debug)]
-struct Unverified {
+struct NameBlind {
+    roots: Option<Arc<RootCertStore>>,
     algorithms: WebPkiSupportedAlgorithms,
 }
 
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
-}
-
-/// `verify-ca`: the chain up to a trusted root, validity dates included; not the name.
-#[derive(Debug)]
-struct ChainOnly {
-    roots: Arc<RootCertStore>,
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for NameBlind {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -548,14 +512,16 @@ impl ServerCertVerifier for ChainOnly {
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let cert = ParsedCertificate::try_from(end_entity)?;
-        verify_server_cert_signed_by_trust_anchor(
-            &cert,
-            &self.roots,
-            intermediates,
-            now,
-            self.algorithms.all,
-        )?;
+        if let Some(roots) = &self.roots {
+            let cert = ParsedCertificate::try_from(end_entity)?;
+            verify_server_cert_signed_by_trust_anchor(
+                &cert,
+                roots,
+                intermediates,
+                now,
+                self.algorithms.all,
+            )?;
+        }
         Ok(ServerCertVerified::assertion())
     }
 

@@ -91,6 +91,21 @@ fn wait_long(what: &str, patience: Duration, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// The job's rows once the ledger has one for the first fire and each of the 30 slept
+/// through.
+fn thirty_one_rows(dir: &StateDir) -> Vec<Value> {
+    let mut runs = Vec::new();
+    wait_long(
+        "the ledger accounts for every fire slept through",
+        Duration::from_secs(30),
+        || {
+            runs = runs_of(dir, "tick");
+            runs.len() >= 31
+        },
+    );
+    runs
+}
+
 /// A minutely job (with `extra` options) that has run once on time, then the whole
 /// system asleep across 30 of its fires: returns the clock and the first fire's time.
 fn sleep_across_thirty_fires(extra: &[&str]) -> (FakeClock, i64) {
@@ -155,15 +170,7 @@ fn a_sleep_across_thirty_fires_leaves_one_catch_up_and_twenty_nine_rows_naming_i
 
 fn one_catch_up_and_twenty_nine_rows_naming_it(clock: &FakeClock, first: i64) {
     let dir = &clock.dir;
-    let mut runs = Vec::new();
-    wait_long(
-        "the ledger accounts for every fire slept through",
-        Duration::from_secs(30),
-        || {
-            runs = runs_of(dir, "tick");
-            runs.len() >= 31
-        },
-    );
+    let runs = thirty_one_rows(dir);
     let catch_ups: Vec<&Value> = runs
         .iter()
         .filter(|r| r["trigger"] == "catch_up" && r["status"] != "skipped")
@@ -207,15 +214,7 @@ fn one_catch_up_and_twenty_nine_rows_naming_it(clock: &FakeClock, first: i64) {
 fn a_sleep_across_thirty_fires_with_catch_up_skip_leaves_thirty_skipped_rows() {
     let (clock, first) = sleep_across_thirty_fires(&["--catch-up", "skip"]);
     let dir = &clock.dir;
-    let mut runs = Vec::new();
-    wait_long(
-        "the ledger accounts for every fire slept through",
-        Duration::from_secs(30),
-        || {
-            runs = runs_of(dir, "tick");
-            runs.len() >= 31
-        },
-    );
+    let runs = thirty_one_rows(dir);
     assert_eq!(runs.len(), 31, "{runs:?}");
     let skipped: Vec<&Value> = runs.iter().filter(|r| r["status"] == "skipped").collect();
     assert_eq!(skipped.len(), 30, "none of them ran: {runs:?}");

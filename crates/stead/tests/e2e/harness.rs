@@ -309,6 +309,42 @@ pub fn is_zombie(pid: u32) -> bool {
         .unwrap_or(true)
 }
 
+/// Runs a helper program (`ip`, `mount`, `openssl`) to its end, failing the test with
+/// `what` and what the program said unless it succeeds.
+pub fn run_checked(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run it: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The pid of a running run's monitor.
+pub fn monitor_of(run: &Value) -> u32 {
+    run["monitor_pid"]
+        .as_u64()
+        .expect("a running run names its monitor") as u32
+}
+
+/// SIGKILLs a run's monitor and the command's whole process group: a crash of the
+/// monitor and all it watched.
+pub fn kill_monitor_and_group(monitor: u32) {
+    let children = std::fs::read_to_string(format!("/proc/{monitor}/task/{monitor}/children"))
+        .unwrap_or_default();
+    for child in children.split_whitespace() {
+        let pgid: i32 = child.parse().unwrap();
+        // SAFETY: killpg(2) on the group the monitor created for the command.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+    signal(monitor, libc::SIGKILL);
+}
+
 pub fn is_alive(pid: u32) -> bool {
     !is_zombie(pid)
 }

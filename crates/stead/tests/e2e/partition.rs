@@ -25,15 +25,9 @@ struct NetNs {
 }
 
 fn ip(args: &[&str]) {
-    let out = Command::new("ip")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("ip (iproute2) runs: scripts/setup-faults installs it");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    run_checked(
+        Command::new("ip").args(args),
+        &format!("ip {args:?} (iproute2: scripts/setup-faults installs it)"),
     );
 }
 

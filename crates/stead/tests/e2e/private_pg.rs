@@ -328,15 +328,8 @@ fn make_ca(dir: &Path, name: &str, subject: &str) {
 }
 
 fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("openssl is installed");
-    assert!(
-        out.status.success(),
-        "openssl {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::harness::run_checked(
+        Command::new("openssl").args(args).current_dir(dir),
+        &format!("openssl {args:?}"),
     );
 }

@@ -23,21 +23,6 @@ fn dir_resuming_at_once() -> StateDir {
     dir
 }
 
-/// SIGKILLs a running run's monitor and the command's whole process group.
-fn kill_monitor_and_group(run: &Value) {
-    let monitor = run["monitor_pid"].as_u64().unwrap() as u32;
-    let children = std::fs::read_to_string(format!("/proc/{monitor}/task/{monitor}/children"))
-        .unwrap_or_default();
-    for child in children.split_whitespace() {
-        let pgid: i32 = child.parse().unwrap();
-        // SAFETY: killpg(2) on the group the monitor created for the command.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
-    signal(monitor, libc::SIGKILL);
-}
-
 fn runs_of(dir: &StateDir, job: &str) -> Vec<Value> {
     json(dir, &["runs", "--job", job, "--limit", "1000"])
         .as_array()
@@ -79,7 +64,7 @@ fn a_run_whose_monitor_dies_is_interrupted_and_resumed_once_with_its_trigger_and
     );
     let id = json(&dir, &["run", "journal"])["id"].as_i64().unwrap();
     wait_until("the first attempt started", || started(&dir, "journal"));
-    kill_monitor_and_group(&wait_status(&dir, id, "running"));
+    kill_monitor_and_group(monitor_of(&wait_status(&dir, id, "running")));
 
     let cut = wait_status(&dir, id, "interrupted");
     assert!(cut["reason"].as_str().unwrap().contains("monitor"), "{cut}");
@@ -110,13 +95,13 @@ fn a_resume_that_is_cut_too_is_not_resumed_again() {
     wait_until("attempt 1 started", || {
         dir.path().join("attempt-1").exists()
     });
-    kill_monitor_and_group(&wait_status(&dir, id, "running"));
+    kill_monitor_and_group(monitor_of(&wait_status(&dir, id, "running")));
     wait_resolved(&dir, id);
     let resume = children_of(&dir, "stubborn", id)[0]["id"].as_i64().unwrap();
     wait_until("attempt 2 started", || {
         dir.path().join("attempt-2").exists()
     });
-    kill_monitor_and_group(&wait_status(&dir, resume, "running"));
+    kill_monitor_and_group(monitor_of(&wait_status(&dir, resume, "running")));
     let again = wait_resolved(&dir, resume);
     assert_eq!(
         again["resolution"],

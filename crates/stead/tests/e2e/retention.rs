@@ -154,21 +154,6 @@ fn logs_max_total_bounds_all_run_logs_oldest_first_and_keeps_the_rows() {
     assert_eq!(out.stdout.len() as u64, log_size(&dir, kept));
 }
 
-/// SIGKILLs a running run's monitor and the command's whole process group.
-fn kill_monitor_and_group(run: &Value) {
-    let monitor = run["monitor_pid"].as_u64().unwrap() as u32;
-    let children = std::fs::read_to_string(format!("/proc/{monitor}/task/{monitor}/children"))
-        .unwrap_or_default();
-    for child in children.split_whitespace() {
-        let pgid: i32 = child.parse().unwrap();
-        // SAFETY: killpg(2) on the group the monitor created for the command.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
-    signal(monitor, libc::SIGKILL);
-}
-
 #[test]
 fn an_owed_run_survives_pruning_past_every_limit() {
     let mut dir = pruned_on_request();
@@ -195,7 +180,7 @@ fn an_owed_run_survives_pruning_past_every_limit() {
     let owed = json(&dir, &["run", "cut"])["id"].as_i64().unwrap();
     let running = wait_status(&dir, owed, "running");
     wait_until("the run has begun", || started.exists());
-    kill_monitor_and_group(&running);
+    kill_monitor_and_group(monitor_of(&running));
     let cut = wait_status(&dir, owed, "interrupted");
     assert!(cut["resolution"].is_null(), "{cut}");
     std::fs::remove_file(&hang).unwrap();

@@ -275,16 +275,7 @@ impl Soak {
         }
         let monitor = monitors[(pick % monitors.len() as u64) as usize];
         signal(monitor, libc::SIGSTOP);
-        let children = std::fs::read_to_string(format!("/proc/{monitor}/task/{monitor}/children"))
-            .unwrap_or_default();
-        for child in children.split_whitespace() {
-            let pgid: i32 = child.parse().unwrap();
-            // SAFETY: killpg(2) on the group the monitor created for the command.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-        signal(monitor, libc::SIGKILL);
+        kill_monitor_and_group(monitor);
         true
     }
 
