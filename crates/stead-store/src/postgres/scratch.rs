@@ -93,11 +93,10 @@ fn with_dbname(url: &str, db: &str) -> String {
     }
 }
 
-/// Every row of every table of the database at `url`, as `(table, row as text)`: what
-/// a test searches for something no row may keep (a password).
-pub fn every_row(url: &str) -> Vec<(String, String)> {
-    let mut client = super::connect_url(url).expect("the database answers");
-    let tables: Vec<String> = client
+/// The tables of the database at `url`, by name.
+pub fn tables(url: &str) -> Vec<String> {
+    super::connect_url(url)
+        .expect("the database answers")
         .query(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
             &[],
@@ -105,9 +104,15 @@ pub fn every_row(url: &str) -> Vec<(String, String)> {
         .unwrap()
         .iter()
         .map(|r| r.get(0))
-        .collect();
+        .collect()
+}
+
+/// Every row of every table of the database at `url`, as `(table, row as text)`: what
+/// a test searches for something no row may keep (a password).
+pub fn every_row(url: &str) -> Vec<(String, String)> {
+    let mut client = super::connect_url(url).expect("the database answers");
     let mut rows = Vec::new();
-    for table in tables {
+    for table in tables(url) {
         for row in client
             .query(&format!("SELECT t::text FROM {table} t"), &[])
             .unwrap()

@@ -96,18 +96,7 @@ fn an_unreachable_postgres_is_named_and_nothing_starts() {
 fn doctor_on_postgres_reads_and_writes_nothing() {
     let db = ScratchDb::create();
     let dir = on(&db);
-    let tables = || -> Vec<String> {
-        let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
-        client
-            .query(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
-                &[],
-            )
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect()
-    };
+    let tables = || stead_store::postgres::scratch::tables(&db.url);
     // A database no server has used yet: the diagnosis creates no schema.
     let out = dir.run(&["doctor", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
