@@ -179,7 +179,12 @@ fn an_owed_run_survives_pruning_past_every_limit() {
     );
     let owed = json(&dir, &["run", "cut"])["id"].as_i64().unwrap();
     let running = wait_status(&dir, owed, "running");
-    wait_until("the run has begun", || started.exists());
+    // Begun, and its first line copied to the log (the monitor copies the command's
+    // output as it comes: a crash before the copy would lose it).
+    let log = std::path::PathBuf::from(running["log_path"].as_str().unwrap());
+    wait_until("the run has begun and its log says so", || {
+        started.exists() && std::fs::read_to_string(&log).is_ok_and(|text| text.contains("begun"))
+    });
     kill_monitor_and_group(monitor_of(&running));
     let cut = wait_status(&dir, owed, "interrupted");
     assert!(cut["resolution"].is_null(), "{cut}");
