@@ -558,9 +558,11 @@ fn a_ledger_of_the_first_release_is_served_with_nothing_lost() {
     assert_eq!(holds[0]["name"], "deploy");
     assert_eq!(holds[0]["service"], "web");
 
-    // New runs take new ids: none is ever reused.
+    // New runs take new ids: none is ever reused. (Not necessarily 9: the scheduler
+    // records the fires the release's jobs missed since, a number that depends on the
+    // day and hour the test runs, e.g. nightly's 03:00 Berlin catch-up.)
     let run = json(&dir, &["run", "hello", "--wait"]);
-    assert_eq!(run["id"], 9);
+    assert!(run["id"].as_i64().unwrap() > 8, "{run}");
     assert_eq!(run["status"], "succeeded");
     let doctor = dir.run(&["doctor", "--json"]);
     assert!(doctor.status.success(), "{}", text(&doctor.stdout));
