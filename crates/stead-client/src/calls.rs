@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use stead_protocol::{
     ApplyParams, ApplyResult, Empty, Job, JobName, JobSpec, PruneParams, PruneResult, Run,
-    RunFilter, RunId, RunLog, RunLogParams, RunNow, RunWait, SetEnabled, method,
+    RunFilter, RunId, RunLog, RunLogParams, RunNow, RunParams, RunWait, SetEnabled, method,
 };
 
 use crate::{ClientError, Connection};
@@ -48,8 +48,15 @@ impl Connection {
 
     /// Starts a run of `job` now. The run may come back `skipped` (concurrency `forbid`).
     pub fn run_now(&mut self, job: &str) -> Result<Run, ClientError> {
+        self.run_with(job, RunParams::default())
+    }
+
+    /// Starts a run of `job` now with its own environment and arguments.
+    pub fn run_with(&mut self, job: &str, params: RunParams) -> Result<Run, ClientError> {
         self.call::<method::RunNow>(&RunNow {
             job: job.to_string(),
+            env: params.env,
+            args: params.args,
         })
     }
 

@@ -140,6 +140,14 @@ impl Default for Retention {
     }
 }
 
+/// Runs at once on this host (`[queues]`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueuesConfig {
+    /// At most this many runs of jobs that name no queue at once (`default_parallel`);
+    /// `None`: no limit. A job's own queue (`stead queue set`) has its own limit.
+    pub default_parallel: Option<u32>,
+}
+
 /// Everything configurable.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
@@ -147,6 +155,7 @@ pub struct Config {
     pub http: HttpConfig,
     pub logs: LogsConfig,
     pub retention: Retention,
+    pub queues: QueuesConfig,
     /// A `postgres://` ledger shared by several hosts; `None`: the state directory's own
     /// SQLite file.
     pub store_url: Option<String>,
@@ -205,6 +214,14 @@ struct File {
     logs: LogsFile,
     #[serde(default)]
     retention: RetentionFile,
+    #[serde(default)]
+    queues: QueuesFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueuesFile {
+    default_parallel: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -422,11 +439,19 @@ impl Config {
             .transpose()?
             .unwrap_or_default();
         let retention = retention(&file.retention, &env)?;
+        if file.queues.default_parallel == Some(0) {
+            return Err(ConfigError::Inconsistent(
+                "[queues] default_parallel must be at least 1 (leave it out for no limit)".into(),
+            ));
+        }
         Ok(Self {
             timings,
             http,
             logs: LogsConfig { keep_free },
             retention,
+            queues: QueuesConfig {
+                default_parallel: file.queues.default_parallel,
+            },
             store_url,
         })
     }

@@ -8,7 +8,9 @@
 //!   due fires and catch-up ([`jobs::timing`]), and the plan of a declarative apply
 //!   ([`jobs::apply`]);
 //! - [`admission`]: how a new run is recorded under its job's concurrency policy;
-//! - [`resume`]: what becomes of a cut run's debt after a restart;
+//! - [`resume`]: what becomes of a cut run's debt after a restart; [`retry`]: the retry
+//!   budget and backoff of a genuinely failed run; [`params`]: a run's own environment
+//!   and arguments;
 //! - [`readiness`]: what a restart of a service would cut now (the gate's question);
 //! - [`lease`]: the epoch lease's rules, and [`identity`], the process start identity
 //!   they are judged by;
@@ -31,8 +33,10 @@ pub mod jobs;
 pub mod lease;
 pub mod locator;
 pub mod machine;
+pub mod params;
 pub mod readiness;
 pub mod records;
 pub mod resume;
+pub mod retry;
 pub mod runs;
 pub mod schedule;

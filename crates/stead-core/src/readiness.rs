@@ -178,6 +178,7 @@ mod tests {
             updated_at: t(NOW),
             anchor: t(NOW),
             fired_through: None,
+            paused_until: None,
         };
         let timing = JobTiming::of(&stored.spec, stored.anchor).unwrap();
         (stored, timing)

@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use jiff::{SignedDuration, Timestamp};
-use stead_protocol::{Concurrency, JobSpec, Run, RunStatus, ServiceSpec, Trigger};
+use stead_protocol::{Concurrency, JobSpec, Run, RunParams, RunStatus, ServiceSpec, Trigger};
 
 use crate::identity::StartIdentity;
+use crate::retry::RetryPlan;
 use crate::runs::MonitorPlan;
 
 /// Everything one `apply` changes, in the order the store applies it: services first
@@ -50,6 +51,8 @@ pub struct StoredJob {
     pub anchor: Timestamp,
     /// Fires scheduled at or before this instant have been handled.
     pub fired_through: Option<Timestamp>,
+    /// Paused: fires before this instant are recorded skipped.
+    pub paused_until: Option<Timestamp>,
 }
 
 /// How many runs of one job share a status and a trigger (for `/metrics`).
@@ -192,6 +195,30 @@ pub struct NewRun {
     /// Fires not run, each recorded as its own `skipped` row in the same transaction as
     /// this run (a fire coalesced into this catch-up run names it in its reason).
     pub skipped_fires: Vec<SkippedFire>,
+    /// The fires this row (with `skip_reason`) and `skipped_fires` stand for were missed
+    /// (outside the catch-up window, or `catch_up = skip`): a `missed` event.
+    pub missed: bool,
+    /// The run's own environment and arguments.
+    pub params: Option<RunParams>,
+    /// The retry budget its plan carries.
+    pub retry: RetryBudget,
+    /// The queue it waits on (its job's).
+    pub queue: Option<String>,
+    /// Written waiting: a server hands it to a monitor once its queue has room (and its
+    /// time has come), not at once.
+    pub waiting: bool,
+    /// A waiting run does not start before then (a retry's delay).
+    pub not_before: Option<Timestamp>,
+}
+
+/// Where a new run's retry budget comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RetryBudget {
+    /// A first attempt: the job's `retries`.
+    #[default]
+    FromJob,
+    /// A resume: the budget of the run it resumes (a resume spends none).
+    Kept(Option<RetryPlan>),
 }
 
 /// Why a fire was not run.
@@ -205,6 +232,16 @@ pub enum NotRun {
     Skip,
     /// Missed beyond the cap of policy `all` (the cap).
     OverCap(usize),
+    /// The job was paused until then (its RFC 3339 text).
+    Paused(String),
+}
+
+impl NotRun {
+    /// Whether the fire was missed (not run because stead was away, not because a person
+    /// asked or another run stood in for it): what a `missed` notification reports.
+    pub fn is_miss(&self) -> bool {
+        matches!(self, NotRun::History(_) | NotRun::Skip)
+    }
 }
 
 impl NotRun {
@@ -228,6 +265,7 @@ impl NotRun {
             NotRun::OverCap(cap) => {
                 format!("{n}over the catch-up cap of {cap} (catch_up = all)")
             }
+            NotRun::Paused(until) => format!("{n}the job is paused until {until}"),
         }
     }
 }
@@ -317,6 +355,12 @@ impl NewRun {
             resolves: None,
             skip_reason: None,
             skipped_fires: Vec::new(),
+            missed: false,
+            params: None,
+            retry: RetryBudget::FromJob,
+            queue: job.spec.queue.clone(),
+            waiting: false,
+            not_before: None,
         }
     }
 }
@@ -346,4 +390,69 @@ pub struct ActiveRun {
     pub epoch: i64,
     /// A cancel was asked for (its monitor may not have heard it yet).
     pub cancel_requested: bool,
+    /// It waits for its time or a place in its queue: no monitor was handed it.
+    pub waiting: bool,
+    /// The queue it counts against.
+    pub queue: Option<String>,
+}
+
+/// A queued run that waits, as the server that hands it to a monitor reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingRun {
+    pub id: i64,
+    pub job: String,
+    pub queue: Option<String>,
+    pub not_before: Option<Timestamp>,
+    /// Its stored plan; `None` for a run whose plan is made when it starts (`after`).
+    pub plan: Option<MonitorPlan>,
+}
+
+/// How loaded one queue is on a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueLoad {
+    /// `None`: runs of jobs that name no queue.
+    pub queue: Option<String>,
+    /// Runs in flight handed to their monitors.
+    pub running: u64,
+    /// Runs waiting for a place (or their time).
+    pub waiting: u64,
+}
+
+/// A queue as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredQueue {
+    pub name: String,
+    pub parallel: u32,
+}
+
+/// An event to write to the outbox, in the transaction of the outcome that causes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxEvent {
+    /// Unique and stable: the receiver de-duplicates on it.
+    pub event_id: String,
+    pub notifier: String,
+    pub event: stead_protocol::NotifyEvent,
+    pub run_id: Option<i64>,
+    /// The body to POST (a [`stead_protocol::Notification`] as JSON).
+    pub payload: String,
+    pub created_at: Timestamp,
+}
+
+/// An undelivered event whose next attempt is due.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxRow {
+    pub id: i64,
+    pub event_id: String,
+    pub notifier: String,
+    pub payload: String,
+    pub attempts: u32,
+}
+
+/// How one notifier's deliveries stand.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotifierStats {
+    pub pending: u64,
+    pub delivered: u64,
+    pub last_delivered_at: Option<Timestamp>,
+    pub last_error: Option<String>,
 }

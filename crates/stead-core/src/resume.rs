@@ -127,6 +127,10 @@ mod tests {
             resolution: None,
             ended_processes: None,
             log_pruned_at: None,
+            params: None,
+            queue: None,
+            waiting: None,
+            not_before: None,
         }
     }
 

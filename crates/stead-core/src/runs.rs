@@ -50,6 +50,10 @@ pub struct MonitorPlan {
     /// so that the work never runs on two hosts for longer than a bound.
     #[serde(default)]
     pub resume_anywhere: bool,
+    /// The run's retry budget: after a genuine failure with retries left, the ledger
+    /// writes the next attempt and the failure hook waits for the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<crate::retry::RetryPlan>,
 }
 
 /// What a server writes to a monitor's stdin: the run's plan, and how this host reaches

@@ -39,6 +39,14 @@ pub fn after(
     if chained.end.status != RunStatus::Failed {
         return;
     }
+    // The ledger wrote the next attempt with the failure: the hook is for the last one.
+    if let Some(retry) = plan.retry.filter(|r| r.left > 0) {
+        log.note(&format!(
+            "not running the failure hook: a retry follows ({} left)",
+            retry.left
+        ));
+        return;
+    }
     // A cancel or stop that came after the last command failed by itself (or while its
     // end was being recorded) still asks for no more work.
     let pending = || signals.take().into_iter().find_map(Stop::from_signal);
@@ -173,6 +181,7 @@ mod tests {
             alternatives: Vec::new(),
             on_failure: None,
             resume_anywhere: false,
+            retry: None,
         };
         // Deaf to SIGTERM, so that only the SIGKILL after the grace ends it.
         let script = format!(

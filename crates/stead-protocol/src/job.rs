@@ -112,6 +112,24 @@ pub struct JobSpec {
     /// server's `runs_max_age`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_for: Option<String>,
+    /// After a genuine failure (the whole alternatives chain failed), retry up to this
+    /// many times, each a new run with trigger `retry`. A cut run is resumed, never
+    /// retried.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+    /// The first retry's delay (default `"30s"`); each next one doubles it, up to
+    /// `retry_max_delay`, with ±20 % jitter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_delay: Option<String>,
+    /// The longest delay between retries (default `"1h"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_max_delay: Option<String>,
+    /// Jobs whose successful runs start a run of this one (trigger `after`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+    /// The queue (`stead queue set`) whose limit on runs at once this job's runs share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
 }
 
 /// Where a run cut on a lost host may be resumed.
@@ -155,6 +173,11 @@ impl Default for JobSpec {
             resume_on: ResumeOn::default(),
             keep_runs: None,
             keep_for: None,
+            retries: 0,
+            retry_delay: None,
+            retry_max_delay: None,
+            after: Vec::new(),
+            queue: None,
         }
     }
 }
@@ -175,6 +198,24 @@ pub struct Job {
     /// The next scheduled fire (RFC 3339 with the job's UTC offset), when enabled and
     /// scheduled.
     pub next_fire_at: Option<String>,
+    /// While paused (`stead job pause`): when firing starts again by itself (RFC 3339,
+    /// UTC). Fires until then are recorded `skipped`. Absent when not paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_until: Option<String>,
+}
+
+/// Parameters of `job_pause`: pause `name` until `until` (RFC 3339), or unpause it
+/// (`until` absent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PauseParams {
+    pub name: String,
+    #[serde(default)]
+    pub until: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn is_false(b: &bool) -> bool {

@@ -23,7 +23,9 @@ pub mod limits;
 mod message;
 mod methods;
 mod monitor;
+mod notify;
 mod prune;
+mod queue;
 mod redact;
 mod run;
 mod service;
@@ -31,17 +33,23 @@ mod status;
 
 pub use disk::{DiskSpace, KeepFree};
 pub use job::{
-    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, ResumeOn,
-    ServiceChanges, SetEnabled,
+    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, PauseParams,
+    ResumeOn, ServiceChanges, SetEnabled,
 };
 pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,
 };
 pub use methods::{Empty, Method, MethodId, Request, method};
 pub use monitor::{MonitorCheck, MonitorFinished, MonitorStarted, MonitorVerdict};
+pub use notify::{
+    Notification, Notifier, NotifierName, NotifierSpec, NotifyEvent, NotifyTestResult,
+};
 pub use prune::{PruneParams, PruneResult, PrunedJob};
+pub use queue::{Queue, QueueName, QueueSpec};
 pub use redact::redact_url;
-pub use run::{Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunStatus, RunWait, Trigger};
+pub use run::{
+    Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunParams, RunStatus, RunWait, Trigger,
+};
 pub use service::{
     Blocker, Hold, HoldName, HoldSpec, Readiness, ReadinessParams, RestartMark, STEAD_SERVICE,
     Service, ServiceName, ServiceSpec,

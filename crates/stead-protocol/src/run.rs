@@ -14,6 +14,10 @@ pub enum Trigger {
     Resume,
     /// It makes up for fires missed while stead was down or asleep.
     CatchUp,
+    /// It retries a run that genuinely failed (the job's `retries`).
+    Retry,
+    /// A run of a job this one runs `after` succeeded.
+    After,
 }
 
 /// Where a run is in its life: `queued → running → succeeded | failed | cancelled |
@@ -66,6 +70,8 @@ impl Trigger {
             Trigger::OnDemand => "on_demand",
             Trigger::Resume => "resume",
             Trigger::CatchUp => "catch_up",
+            Trigger::Retry => "retry",
+            Trigger::After => "after",
         }
     }
 }
@@ -108,6 +114,38 @@ pub struct Run {
     /// is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_pruned_at: Option<String>,
+    /// The run's own environment and arguments (`stead run NAME --env K=V -- ARGS`),
+    /// kept by its resume and retries. Absent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<RunParams>,
+    /// The queue whose limit the run waits on (its job's, when it was admitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// For a queued run that waits: what for, in words ("a place in queue q", "its
+    /// retry delay, until ..."). Absent once it is handed to its monitor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<String>,
+    /// A queued retry does not start before this time (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_before: Option<String>,
+}
+
+/// A run's own environment and arguments, on top of its job's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunParams {
+    /// Extra environment variables (over the job's `env`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Arguments appended to the command's argv (a shell job's `$@`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+}
+
+impl RunParams {
+    pub fn is_empty(&self) -> bool {
+        self.env.is_empty() && self.args.is_empty()
+    }
 }
 
 /// Parameters naming one run.
@@ -118,10 +156,16 @@ pub struct RunId {
 }
 
 /// Parameters of `run_now`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunNow {
     pub job: String,
+    /// Extra environment for this run only.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Arguments appended to the command for this run only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// Parameters of `run_wait`: answered when the run is terminal, or after `timeout_ms`

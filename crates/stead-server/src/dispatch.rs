@@ -131,5 +131,19 @@ async fn route(shared: &Arc<Shared>, request: Request) -> Result<Value, ErrorBod
             answer::<method::MonitorCheck>(monitor_check::handle(shared, p).await)
         }
         Request::Prune(p) => answer::<method::Prune>(prune::handle(shared, p).await),
+        Request::JobPause(p) => answer::<method::JobPause>(job_pause::handle(shared, p).await),
+        Request::QueueSet(p) => answer::<method::QueueSet>(queue_set::handle(shared, p).await),
+        Request::QueueList(_) => answer::<method::QueueList>(queue_list::handle(shared).await),
+        Request::QueueRemove(p) => {
+            answer::<method::QueueRemove>(queue_remove::handle(shared, p).await)
+        }
+        Request::NotifyAdd(p) => answer::<method::NotifyAdd>(notify_add::handle(shared, p).await),
+        Request::NotifyList(_) => answer::<method::NotifyList>(notify_list::handle(shared).await),
+        Request::NotifyRemove(p) => {
+            answer::<method::NotifyRemove>(notify_remove::handle(shared, p).await)
+        }
+        Request::NotifyTest(p) => {
+            answer::<method::NotifyTest>(notify_test::handle(shared, p).await)
+        }
     }
 }

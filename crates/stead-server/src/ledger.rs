@@ -15,12 +15,19 @@ pub fn store_error(e: StoreError) -> ErrorBody {
         StoreError::JobExists(_)
         | StoreError::ServiceExists(_)
         | StoreError::ServiceInUse { .. }
+        | StoreError::QueueInUse { .. }
+        | StoreError::JobInChain { .. }
         | StoreError::Overlap(_)
         | StoreError::AlreadyResolved(_) => ErrorCode::Conflict,
         StoreError::NoSuchJob(_)
         | StoreError::NoSuchRun(_)
         | StoreError::NoSuchService(_)
-        | StoreError::NoSuchHold(_) => ErrorCode::NotFound,
+        | StoreError::NoSuchHold(_)
+        | StoreError::UnknownQueue(_)
+        | StoreError::NoSuchNotifier(_) => ErrorCode::NotFound,
+        StoreError::NoSuchQueue { .. }
+        | StoreError::NoSuchUpstream { .. }
+        | StoreError::AfterCycle { .. } => ErrorCode::InvalidParams,
         StoreError::Fenced { .. } => ErrorCode::ShuttingDown,
         _ => ErrorCode::StoreUnavailable,
     };

@@ -36,6 +36,7 @@ mod logs;
 // Collected always; rendered only by the HTTP API's `/metrics`.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 mod metrics;
+mod notify;
 mod ownership;
 mod resume;
 mod retention;
@@ -44,6 +45,7 @@ mod scheduler;
 mod shared;
 mod ship;
 mod shutdown;
+mod starter;
 pub mod startup;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -186,6 +188,8 @@ pub async fn run(
     let scheduler = tokio::spawn(scheduler::run(shared.clone()));
     let resumer = tokio::spawn(resume::run(shared.clone()));
     let pruner = tokio::spawn(retention::run(shared.clone()));
+    let starter = tokio::spawn(starter::run(shared.clone()));
+    let notifier = tokio::spawn(notify::run(shared.clone()));
     tokio::pin!(stop);
     let mut accept_errors = accept::AcceptErrors::new("accept failed on the socket");
     loop {
@@ -231,6 +235,8 @@ pub async fn run(
     scheduler.abort();
     resumer.abort();
     pruner.abort();
+    starter.abort();
+    notifier.abort();
     let reason = shutdown::run(&shared, &tracker).await;
     heartbeat.abort();
     Ok(Outcome::Stopped(reason))

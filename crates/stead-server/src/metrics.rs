@@ -159,7 +159,7 @@ impl Metrics {
                 Trigger::CatchUp => {
                     catch_ups.get_or_create(&job).inc_by(n);
                 }
-                Trigger::Scheduled | Trigger::OnDemand => {}
+                Trigger::Scheduled | Trigger::OnDemand | Trigger::Retry | Trigger::After => {}
             }
         }
         registry.register(

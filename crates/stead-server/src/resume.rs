@@ -18,7 +18,7 @@ use tracing::{error, info, warn};
 use super::shared::Shared;
 use crate::ledger::blocking;
 use crate::runs;
-use stead_core::records::{NewRun, StoredJob};
+use stead_core::records::{NewRun, RetryBudget, StoredJob};
 use stead_core::resume::{self, Decision, Receipt};
 
 /// How long a landed check may take before its answer counts as unknown.
@@ -197,7 +197,18 @@ async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<S
     } else {
         ""
     };
+    // The resume keeps what the cut run was given: its parameters and its retry budget.
+    let id = run.id;
+    let kept = match blocking(shared, move |s| s.world.store.run_plan(id)).await {
+        Ok(plan) => plan.and_then(|p| p.retry),
+        Err(e) => {
+            error!(run = run.id, cause = %e.message, "failed to read a cut run's plan");
+            return Pass::Done;
+        }
+    };
     let new = NewRun {
+        params: run.params.clone(),
+        retry: RetryBudget::Kept(kept),
         scheduled_at,
         idempotency_key: Some(run.idempotency_key.clone()),
         parent_id: Some(run.id),

@@ -19,7 +19,7 @@ use crate::runs;
 use stead_core::clock::rfc3339;
 use stead_core::jobs::CatchUpPolicy;
 use stead_core::jobs::JobTiming;
-use stead_core::jobs::timing::due_fires;
+use stead_core::jobs::timing::{due_fires, paused_fires};
 use stead_core::records::{Fence, NewRun, StoredJob};
 
 pub async fn run(shared: Arc<Shared>) {
@@ -126,6 +126,48 @@ async fn schedule(
     }
 }
 
+/// Records the fires of a paused job up to now (or the pause's end) as skipped rows
+/// naming the pause. Answers the last fire so handled (`handled` when there was none),
+/// or `None` when they could not be written.
+async fn record_paused(
+    shared: &Arc<Shared>,
+    job: &StoredJob,
+    timing: &JobTiming,
+    handled: Timestamp,
+    now: Timestamp,
+    until: Timestamp,
+) -> Option<Timestamp> {
+    let mut rows = paused_fires(timing, handled, now, until);
+    let Some(latest) = rows.pop() else {
+        return Some(handled);
+    };
+    let reason = latest.reason(None);
+    let new = NewRun {
+        scheduled_at: Some(latest.at),
+        fired_through: Some(latest.at),
+        fence: Fence::Leader,
+        skip_reason: Some(reason.clone()),
+        skipped_fires: rows,
+        ..NewRun::of(
+            job,
+            Trigger::Scheduled,
+            shared.queue_host(),
+            &shared.boot_id,
+            shared.world.clock.now(),
+        )
+    };
+    match runs::start(shared, job, new).await {
+        Ok(run) => {
+            info!(job = %job.spec.name, run = run.id, %reason, "a paused job's fire recorded skipped");
+            Some(latest.at)
+        }
+        Err(e) => {
+            error!(job = %job.spec.name, cause = %e.message, "failed to record a paused job's fires");
+            None
+        }
+    }
+}
+
 /// Records and starts the job's due fires. Returns true when missed fires are left for
 /// later: with concurrency `forbid` catch-up runs go one after another, each once the
 /// job has no run in flight (`in_flight`).
@@ -137,7 +179,17 @@ async fn fire_due(
     awake_since: Timestamp,
     in_flight: bool,
 ) -> bool {
-    let handled = job.fired_through.unwrap_or(job.created_at);
+    let mut handled = job.fired_through.unwrap_or(job.created_at);
+    if let Some(until) = job.paused_until.filter(|until| *until > handled) {
+        match record_paused(shared, job, timing, handled, now, until).await {
+            Some(through) => handled = handled.max(through),
+            // Nothing was written: the pause's fires stay due for the next pass.
+            None => return false,
+        }
+        if now < until {
+            return false;
+        }
+    }
     let due = due_fires(
         timing,
         handled,
@@ -190,6 +242,7 @@ async fn fire_due(
         if let Some(latest) = skipped.pop() {
             let reason = latest.reason(None);
             let new = NewRun {
+                missed: latest.why.iter().any(|(why, _)| why.is_miss()),
                 skip_reason: Some(reason.clone()),
                 skipped_fires: std::mem::take(&mut skipped),
                 ..new_run(latest.at, latest.trigger)

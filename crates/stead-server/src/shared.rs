@@ -69,6 +69,11 @@ pub struct Shared {
     pub renew_now: Notify,
     /// Wakes the scheduler: jobs were added, changed or removed.
     pub jobs_changed: Notify,
+    /// A run was written waiting (for its time or a place in its queue): the starter
+    /// looks again.
+    pub waiting_changed: Notify,
+    /// Notifiers changed: the deliverer looks again.
+    pub notifiers_changed: Notify,
     /// The id of every run whose row changed (created, started, ended).
     pub run_events: broadcast::Sender<i64>,
     /// Wakes the resumer: a run was cut while this server serves, or a service it waited
@@ -132,6 +137,8 @@ impl Shared {
             phase: watch::channel(Phase::Serving).0,
             renew_now: Notify::new(),
             jobs_changed: Notify::new(),
+            waiting_changed: Notify::new(),
+            notifiers_changed: Notify::new(),
             run_events: broadcast::channel(1024).0,
             runs_cut: Notify::new(),
             changes: watch::channel(0).0,

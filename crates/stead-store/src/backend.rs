@@ -13,9 +13,12 @@ use std::path::Path;
 use jiff::Timestamp;
 use stead_core::admission::Verdict;
 use stead_core::identity::StartIdentity;
-use stead_core::records::{ActiveRun, NewRun, RunCount, StoredHold, StoredJob, StoredService};
-use stead_core::runs::RunEnd;
-use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
+use stead_core::records::{
+    ActiveRun, NewRun, NotifierStats, OutboxEvent, OutboxRow, QueueLoad, RunCount, StoredHold,
+    StoredJob, StoredQueue, StoredService, WaitingRun,
+};
+use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_protocol::{JobSpec, NotifierSpec, QueueSpec, Run, RunFilter, RunStatus, ServiceSpec};
 
 use crate::StoreError;
 use crate::retention::{KeepRule, LogState, Prunable};
@@ -192,6 +195,58 @@ pub trait Steps {
     /// drops the copies a shared ledger holds; answers the ids marked.
     fn runs_mark_log_pruned(&mut self, ids: &[i64], now: Timestamp)
     -> Result<Vec<i64>, StoreError>;
+
+    /// Pauses a job until `until`, or unpauses it; `None` when there is no such job.
+    fn job_set_paused(
+        &mut self,
+        name: &str,
+        until: Option<Timestamp>,
+        now: Timestamp,
+    ) -> Result<Option<StoredJob>, StoreError>;
+
+    /// Queued runs of `machine_id` that wait for their time or a place, oldest first.
+    fn runs_waiting(&mut self, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError>;
+    /// Hands a waiting run to a monitor (with its plan, when made only now); false when
+    /// it no longer waits.
+    fn run_release(
+        &mut self,
+        id: i64,
+        boot_id: &str,
+        plan: Option<&str>,
+    ) -> Result<bool, StoreError>;
+    /// A run's stored plan and the epoch it was written under.
+    fn run_plan(&mut self, id: i64) -> Result<Option<(Option<MonitorPlan>, i64)>, StoreError>;
+    /// The job's latest own outcome before run `id`, failures a retry followed left out.
+    fn run_last_outcome_before(
+        &mut self,
+        job_id: i64,
+        id: i64,
+    ) -> Result<Option<RunStatus>, StoreError>;
+    /// Per queue, this host's runs in flight: handed to monitors, and waiting.
+    fn queue_loads(&mut self, machine_id: &str) -> Result<Vec<QueueLoad>, StoreError>;
+
+    fn queue_list(&mut self) -> Result<Vec<StoredQueue>, StoreError>;
+    fn queue_upsert(&mut self, spec: &QueueSpec, now: Timestamp) -> Result<(), StoreError>;
+    fn queue_remove(&mut self, name: &str) -> Result<Option<StoredQueue>, StoreError>;
+
+    fn notifier_list(&mut self) -> Result<Vec<NotifierSpec>, StoreError>;
+    fn notifier_upsert(&mut self, spec: &NotifierSpec, now: Timestamp) -> Result<(), StoreError>;
+    /// Removes a notifier and its undelivered events.
+    fn notifier_remove(&mut self, name: &str) -> Result<Option<NotifierSpec>, StoreError>;
+    fn notifier_stats(&mut self, name: &str) -> Result<NotifierStats, StoreError>;
+    fn outbox_insert(&mut self, event: &OutboxEvent) -> Result<(), StoreError>;
+    /// Each notifier's oldest undelivered event, when its next attempt is due by `now`.
+    fn outbox_due(&mut self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError>;
+    /// The earliest next attempt of any undelivered event.
+    fn outbox_next(&mut self) -> Result<Option<Timestamp>, StoreError>;
+    /// Delivered at `Ok(at)`, or failed with `Err((why, next attempt))`.
+    fn outbox_attempted(
+        &mut self,
+        id: i64,
+        outcome: &Result<Timestamp, (String, Timestamp)>,
+    ) -> Result<(), StoreError>;
+    /// Deletes events delivered before `before`.
+    fn outbox_prune(&mut self, before: Timestamp) -> Result<u64, StoreError>;
 }
 
 pub(crate) mod sealed {

@@ -1,9 +1,9 @@
-//! Jobs, services and holds: the catalog the scheduler and the gate read, and its
+//! Jobs, services, holds and queues: the catalog the scheduler and the gate read, and its
 //! transactions, written once over the backends' [`Steps`].
 
 use jiff::Timestamp;
-use stead_core::records::{Changes, StoredHold, StoredJob, StoredService};
-use stead_protocol::{JobSpec, ServiceSpec};
+use stead_core::records::{Changes, StoredHold, StoredJob, StoredQueue, StoredService};
+use stead_protocol::{JobSpec, QueueSpec, ServiceSpec};
 
 use crate::StoreError;
 use crate::backend::sealed::Backend;
@@ -77,6 +77,22 @@ pub trait Catalog {
     fn hold_upsert(&self, hold: &StoredHold, epoch: i64) -> Result<StoredHold, StoreError>;
 
     fn hold_remove(&self, name: &str, epoch: i64) -> Result<StoredHold, StoreError>;
+
+    /// Pauses a job until `until`, or unpauses it (`None`).
+    fn job_set_paused(
+        &self,
+        name: &str,
+        until: Option<Timestamp>,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<StoredJob, StoreError>;
+
+    /// All queues, by name.
+    fn queue_list(&self) -> Result<Vec<StoredQueue>, StoreError>;
+    /// Creates or changes a queue.
+    fn queue_set(&self, spec: &QueueSpec, now: Timestamp, epoch: i64) -> Result<(), StoreError>;
+    /// Removes a queue; refused while a job names it.
+    fn queue_remove(&self, name: &str, epoch: i64) -> Result<StoredQueue, StoreError>;
 }
 
 fn insert_job(
@@ -86,6 +102,67 @@ fn insert_job(
 ) -> Result<StoredJob, StoreError> {
     tx.job_insert(spec, now)?
         .ok_or_else(|| StoreError::JobExists(spec.name.clone()))
+}
+
+/// A job's `queue` must exist and its `after` must name jobs without closing a cycle;
+/// checked inside the catalog write, after the change, so an apply that adds both ends
+/// of a chain (or a job and what it names) is judged whole.
+fn check_links(tx: &mut impl Steps, spec: &JobSpec) -> Result<(), StoreError> {
+    if let Some(queue) = &spec.queue
+        && !tx.queue_list()?.iter().any(|q| q.name == *queue)
+    {
+        return Err(StoreError::NoSuchQueue {
+            job: spec.name.clone(),
+            queue: queue.clone(),
+        });
+    }
+    if spec.after.is_empty() {
+        return Ok(());
+    }
+    let jobs = tx.job_list()?;
+    let after_of = |name: &str| -> Vec<String> {
+        jobs.iter()
+            .find(|j| j.spec.name == name)
+            .map(|j| j.spec.after.clone())
+            .unwrap_or_default()
+    };
+    if let Some(missing) = spec
+        .after
+        .iter()
+        .find(|a| !jobs.iter().any(|j| j.spec.name == **a))
+    {
+        return Err(StoreError::NoSuchUpstream {
+            job: spec.name.clone(),
+            after: missing.clone(),
+        });
+    }
+    // A path from one of its upstream jobs back to it is a cycle.
+    let mut stack: Vec<Vec<String>> = spec
+        .after
+        .iter()
+        .map(|a| vec![spec.name.clone(), a.clone()])
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(path) = stack.pop() {
+        let last = path.last().expect("a path is never empty").clone();
+        if last == spec.name {
+            let mut cycle = path;
+            cycle.reverse();
+            return Err(StoreError::AfterCycle {
+                job: spec.name.clone(),
+                cycle,
+            });
+        }
+        if !seen.insert(last.clone()) {
+            continue;
+        }
+        for up in after_of(&last) {
+            let mut next = path.clone();
+            next.push(up);
+            stack.push(next);
+        }
+    }
+    Ok(())
 }
 
 fn update_job(
@@ -101,6 +178,24 @@ fn update_job(
 fn remove_job(tx: &mut impl Steps, name: &str) -> Result<StoredJob, StoreError> {
     tx.job_remove(name)?
         .ok_or_else(|| StoreError::NoSuchJob(name.to_string()))
+}
+
+/// A removed job must not be left named in another's `after`: that chain would silently
+/// stop. Checked once the whole change is made.
+fn check_removed(tx: &mut impl Steps, name: &str) -> Result<(), StoreError> {
+    let downstream: Vec<String> = tx
+        .job_list()?
+        .into_iter()
+        .filter(|j| j.spec.after.iter().any(|a| a == name))
+        .map(|j| j.spec.name)
+        .collect();
+    if !downstream.is_empty() {
+        return Err(StoreError::JobInChain {
+            job: name.to_string(),
+            jobs: downstream,
+        });
+    }
+    Ok(())
 }
 
 fn insert_service(
@@ -175,7 +270,11 @@ impl<B: Backend> Catalog for B {
         now: Timestamp,
         epoch: i64,
     ) -> Result<StoredJob, StoreError> {
-        catalog_write(self, epoch, |tx| insert_job(tx, spec, now))
+        catalog_write(self, epoch, |tx| {
+            let job = insert_job(tx, spec, now)?;
+            check_links(tx, spec)?;
+            Ok(job)
+        })
     }
 
     fn job_get(&self, name: &str) -> Result<Option<StoredJob>, StoreError> {
@@ -194,12 +293,18 @@ impl<B: Backend> Catalog for B {
         epoch: i64,
     ) -> Result<StoredJob, StoreError> {
         catalog_write(self, epoch, |tx| {
-            update_job(tx, spec, schedule_changed, now)
+            let job = update_job(tx, spec, schedule_changed, now)?;
+            check_links(tx, spec)?;
+            Ok(job)
         })
     }
 
     fn job_remove(&self, name: &str, epoch: i64) -> Result<StoredJob, StoreError> {
-        catalog_write(self, epoch, |tx| remove_job(tx, name))
+        catalog_write(self, epoch, |tx| {
+            let job = remove_job(tx, name)?;
+            check_removed(tx, name)?;
+            Ok(job)
+        })
     }
 
     /// Services first (jobs may name them), then jobs, then the removed services (once
@@ -220,6 +325,17 @@ impl<B: Backend> Catalog for B {
             }
             for spec in &changes.create_jobs {
                 insert_job(tx, spec, now)?;
+            }
+            for spec in changes
+                .update_jobs
+                .iter()
+                .map(|(s, _)| s)
+                .chain(&changes.create_jobs)
+            {
+                check_links(tx, spec)?;
+            }
+            for name in &changes.remove_jobs {
+                check_removed(tx, name)?;
             }
             for name in &changes.remove_services {
                 remove_service(tx, name)?;
@@ -257,6 +373,46 @@ impl<B: Backend> Catalog for B {
             } else {
                 Err(StoreError::NoSuchService(name.to_string()))
             }
+        })
+    }
+
+    fn job_set_paused(
+        &self,
+        name: &str,
+        until: Option<Timestamp>,
+        now: Timestamp,
+        epoch: i64,
+    ) -> Result<StoredJob, StoreError> {
+        catalog_write(self, epoch, |tx| {
+            tx.job_set_paused(name, until, now)?
+                .ok_or_else(|| StoreError::NoSuchJob(name.to_string()))
+        })
+    }
+
+    fn queue_list(&self) -> Result<Vec<StoredQueue>, StoreError> {
+        self.read(&mut |tx| tx.queue_list())
+    }
+
+    fn queue_set(&self, spec: &QueueSpec, now: Timestamp, epoch: i64) -> Result<(), StoreError> {
+        catalog_write(self, epoch, |tx| tx.queue_upsert(spec, now))
+    }
+
+    fn queue_remove(&self, name: &str, epoch: i64) -> Result<StoredQueue, StoreError> {
+        catalog_write(self, epoch, |tx| {
+            let jobs: Vec<String> = tx
+                .job_list()?
+                .into_iter()
+                .filter(|j| j.spec.queue.as_deref() == Some(name))
+                .map(|j| j.spec.name)
+                .collect();
+            if !jobs.is_empty() {
+                return Err(StoreError::QueueInUse {
+                    queue: name.to_string(),
+                    jobs,
+                });
+            }
+            tx.queue_remove(name)?
+                .ok_or_else(|| StoreError::UnknownQueue(name.to_string()))
         })
     }
 

@@ -45,6 +45,22 @@ pub enum StoreError {
     ServiceInUse { service: String, jobs: Vec<String> },
     #[error("no hold named {0:?}")]
     NoSuchHold(String),
+    #[error(
+        "job {job:?}: no queue named {queue:?}; create it first with `stead queue set {queue} --parallel N`"
+    )]
+    NoSuchQueue { job: String, queue: String },
+    #[error("no queue named {0:?}")]
+    UnknownQueue(String),
+    #[error("queue {queue:?} is still named by: {}", jobs.join(", "))]
+    QueueInUse { queue: String, jobs: Vec<String> },
+    #[error("job {job:?}: after names {after:?}, which is not a job")]
+    NoSuchUpstream { job: String, after: String },
+    #[error("job {job:?}: after would make a cycle: {}", cycle.join(" -> "))]
+    AfterCycle { job: String, cycle: Vec<String> },
+    #[error("job {job:?} is still named in after by: {}", jobs.join(", "))]
+    JobInChain { job: String, jobs: Vec<String> },
+    #[error("no notifier named {0:?}")]
+    NoSuchNotifier(String),
     /// The PostgreSQL ledger cannot be reached (`ledger` is `HOST:PORT/DB`, never the
     /// URL, which may carry a password).
     #[error("the PostgreSQL ledger at {ledger} is unreachable: {detail}")]

@@ -6,13 +6,14 @@ use std::path::Path;
 
 use jiff::Timestamp;
 use stead_core::admission;
-use stead_core::records::{ActiveRun, Admission, NewRun, RunCount};
+use stead_core::records::{ActiveRun, Admission, NewRun, QueueLoad, RunCount, WaitingRun};
 use stead_core::runs::{MonitorPlan, RunEnd, default_key, resumed_as};
 use stead_protocol::{Run, RunFilter, RunStatus};
 
 use crate::StoreError;
 use crate::backend::sealed::Backend;
 use crate::backend::{Announce, Guard, InFlightOf, Steps};
+use crate::outcomes;
 use crate::rows::plan_json;
 
 /// Builds a run's monitor plan once its id, log path and idempotency key are known.
@@ -76,6 +77,25 @@ pub trait RunLedger {
 
     /// A receipt proved the interrupted run's work landed: close it as succeeded.
     fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError>;
+
+    /// Queued runs of `machine_id` that wait for their time or a place, oldest first.
+    fn runs_waiting(&self, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError>;
+
+    /// Per queue, `machine_id`'s runs in flight: handed to monitors, and waiting.
+    fn queue_loads(&self, machine_id: &str) -> Result<Vec<QueueLoad>, StoreError>;
+
+    /// Hands a waiting run to a monitor under `boot_id` (with `plan`, when it is made
+    /// only now); false when it no longer waits (cancelled, or handed over already).
+    fn run_release(
+        &self,
+        id: i64,
+        boot_id: &str,
+        plan: Option<&MonitorPlan>,
+        epoch: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// A run's stored plan (`None` when it has none yet).
+    fn run_plan(&self, id: i64) -> Result<Option<MonitorPlan>, StoreError>;
 }
 
 /// Passes a transition's outcome through, announcing the run when its row changed.
@@ -86,9 +106,12 @@ pub(crate) fn announced(tx: &mut impl Steps, id: i64, changed: bool) -> Result<b
     Ok(changed)
 }
 
-/// Ends a run that has not ended, from the server's side.
+/// Ends a run that has not ended, from the server's side, with what follows its end.
 pub(crate) fn settle(tx: &mut impl Steps, id: i64, end: &RunEnd) -> Result<bool, StoreError> {
     let ended = tx.run_end(id, end, IN_FLIGHT)?;
+    if ended {
+        outcomes::after_end(tx, id)?;
+    }
     announced(tx, id, ended)
 }
 
@@ -121,6 +144,14 @@ fn admit(
     let mut monitor_plan = (verdict.status == RunStatus::Queued).then(|| plan(id, &log_path, &key));
     let run = tx.run_complete(id, &key, &log_path, &plan_json(monitor_plan.as_ref()))?;
     let skipped = record_skipped_fires(tx, new, id, log_dir, epoch)?;
+    let latest_missed = if new.missed {
+        Some(id)
+    } else {
+        skipped.last().copied()
+    };
+    if let Some(row) = latest_missed {
+        outcomes::missed(tx, new, row, &new.skipped_fires)?;
+    }
     if let Some(through) = new.fired_through {
         tx.job_mark_fired(new.job_id, through)?;
     }
@@ -134,7 +165,10 @@ fn admit(
         Vec::new()
     };
     tx.announce(Announce::Run(id))?;
-    if new.machine_id.is_empty() && monitor_plan.is_some() {
+    if new.waiting {
+        // Its plan is on the row: a server hands it to a monitor once its queue has room.
+        monitor_plan = None;
+    } else if new.machine_id.is_empty() && monitor_plan.is_some() {
         // Queued for any host of a shared ledger: the host that claims it starts it,
         // with the plan kept on the row.
         monitor_plan = None;
@@ -177,6 +211,12 @@ fn record_skipped_fires(
             resolves: None,
             skip_reason: Some(reason.clone()),
             skipped_fires: Vec::new(),
+            missed: false,
+            params: None,
+            retry: stead_core::records::RetryBudget::FromJob,
+            queue: None,
+            waiting: false,
+            not_before: None,
             job: new.job.clone(),
             machine_id: new.machine_id.clone(),
             boot_id: new.boot_id.clone(),
@@ -204,6 +244,34 @@ fn record_skipped_fires(
 }
 
 impl<B: Backend> RunLedger for B {
+    fn runs_waiting(&self, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError> {
+        self.read(&mut |tx| tx.runs_waiting(machine_id))
+    }
+
+    fn queue_loads(&self, machine_id: &str) -> Result<Vec<QueueLoad>, StoreError> {
+        self.read(&mut |tx| tx.queue_loads(machine_id))
+    }
+
+    fn run_release(
+        &self,
+        id: i64,
+        boot_id: &str,
+        plan: Option<&MonitorPlan>,
+        epoch: i64,
+    ) -> Result<bool, StoreError> {
+        let plan = plan.map(|p| plan_json(Some(p)));
+        self.write(Guard::Host(epoch), &mut |tx| {
+            let released = tx.run_release(id, boot_id, plan.as_deref())?;
+            announced(tx, id, released)
+        })
+    }
+
+    fn run_plan(&self, id: i64) -> Result<Option<MonitorPlan>, StoreError> {
+        Ok(self
+            .read(&mut |tx| tx.run_plan(id))?
+            .and_then(|(plan, _)| plan))
+    }
+
     fn run_admit(
         &self,
         new: &NewRun,
@@ -279,6 +347,9 @@ impl<B: Backend> RunLedger for B {
     ) -> Result<bool, StoreError> {
         self.write(Guard::Host(epoch), &mut |tx| {
             let resolved = tx.run_resolve(id, resolution, now)?;
+            if resolved {
+                outcomes::not_resumed(tx, id, now)?;
+            }
             announced(tx, id, resolved)
         })
     }

@@ -6,6 +6,7 @@
 //! - [`RunLedger`]: runs, admitted under their job's concurrency policy and settled once;
 //! - [`RunRecorder`]: a run's monitor records its own run;
 //! - [`Retention`]: pruning old runs and recording pruned logs;
+//! - [`Notices`]: notifiers and the outbox of events about runs;
 //! - [`Cluster`]: what only a ledger shared by several hosts does (leadership, claims,
 //!   lost hosts, shipped run logs), reached through [`Store::cluster`];
 //! - [`open`] and [`open_recorder`]: the ledger a [`StoreLocator`] names.
@@ -24,6 +25,8 @@ mod contract;
 mod error;
 mod lease;
 mod ledger;
+mod notices;
+mod outcomes;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod recorder;
@@ -41,11 +44,14 @@ pub use cluster::{ClaimingHost, Cluster, LOG_CHUNK_BYTES};
 pub use error::{BackendError, StoreError};
 pub use lease::Lease;
 pub use ledger::{PlanFn, RunLedger};
+pub use notices::Notices;
 pub use recorder::RunRecorder;
 pub use retention::{Batch, KeepRule, LogState, PRUNE_BATCH, Prunable, Retention};
 
 /// A ledger as a server uses it.
-pub trait Store: Lease + Catalog + RunLedger + Retention + Send + Sync + std::fmt::Debug {
+pub trait Store:
+    Lease + Catalog + RunLedger + Retention + Notices + Send + Sync + std::fmt::Debug
+{
     /// Which ledger this is, as a run's plan names it (nothing secret).
     fn ledger_ref(&self) -> LedgerRef;
 

@@ -52,6 +52,9 @@ fn finish(tx: &mut impl Steps, run_id: i64, end: &RunEnd) -> Result<bool, StoreE
     };
     let end = monitor_end(end, restarting.first().map(String::as_str));
     let finished = tx.run_end(run_id, &end, &[RunStatus::Running])?;
+    if finished {
+        crate::outcomes::after_end(tx, run_id)?;
+    }
     announced(tx, run_id, finished)
 }
 

@@ -7,7 +7,7 @@ use stead_core::clock::{from_ms, rfc3339, to_ms};
 use stead_core::records::NewRun;
 use stead_core::runs::MonitorPlan;
 use stead_protocol::limits::{DEFAULT_RUN_LIST, MAX_RUN_LIST};
-use stead_protocol::{JobSpec, RunFilter, RunStatus, ServiceSpec, Trigger};
+use stead_protocol::{JobSpec, RunFilter, RunParams, RunStatus, ServiceSpec, Trigger};
 
 use crate::StoreError;
 
@@ -43,6 +43,8 @@ pub fn trigger_from(s: &str) -> Result<Trigger, StoreError> {
         Trigger::OnDemand,
         Trigger::Resume,
         Trigger::CatchUp,
+        Trigger::Retry,
+        Trigger::After,
     ]
     .into_iter()
     .find(|t| t.as_str() == s)
@@ -73,4 +75,51 @@ pub fn plan_json(plan: Option<&MonitorPlan>) -> String {
         Some(p) => serde_json::to_string(p).expect("a monitor plan always serializes"),
         None => "{}".to_string(),
     }
+}
+
+/// A stored plan: `{}` (a run that never starts, or one whose plan is made when it
+/// starts) is `None`.
+pub fn plan_from(id: i64, json: &str) -> Result<Option<MonitorPlan>, StoreError> {
+    if json == "{}" {
+        return Ok(None);
+    }
+    serde_json::from_str(json)
+        .map(Some)
+        .map_err(|e| StoreError::Row(format!("run {id}: its plan: {e}")))
+}
+
+/// A run's parameters as stored: JSON, or NULL when it has none.
+pub fn params_json(params: Option<&RunParams>) -> Option<String> {
+    params
+        .filter(|p| !p.is_empty())
+        .map(|p| serde_json::to_string(p).expect("run parameters always serialize"))
+}
+
+pub fn params_from(json: Option<String>) -> Result<Option<RunParams>, StoreError> {
+    json.map(|j| {
+        serde_json::from_str(&j).map_err(|e| StoreError::Row(format!("run parameters: {e}")))
+    })
+    .transpose()
+}
+
+/// What a waiting run waits for, in words.
+pub fn waiting_words(
+    waiting: bool,
+    not_before_ms: Option<i64>,
+    queue: Option<String>,
+) -> Option<String> {
+    if !waiting {
+        return None;
+    }
+    let place = match queue {
+        Some(q) => format!("a place in queue {q}"),
+        None => "a place among this host's runs".to_string(),
+    };
+    Some(match not_before_ms {
+        Some(ms) => format!(
+            "its retry delay, until {}, then {place}",
+            rfc3339(from_ms(ms))
+        ),
+        None => place,
+    })
 }

@@ -147,6 +147,7 @@ fn a_new_server_writes_after_it_with_fresh_ids() {
         alternatives: Vec::new(),
         on_failure: None,
         resume_anywhere: false,
+        retry: None,
     };
     let admitted = store
         .run_admit(&new, Path::new("/tmp/logs"), &plan, lease.epoch)

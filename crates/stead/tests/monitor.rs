@@ -112,6 +112,12 @@ impl Ledger {
             resolves: None,
             skip_reason: None,
             skipped_fires: Vec::new(),
+            missed: false,
+            params: None,
+            retry: stead_core::records::RetryBudget::FromJob,
+            queue: None,
+            waiting: false,
+            not_before: None,
         };
         let ledger = LedgerRef::Sqlite {
             path: self.path().join("stead.db"),
@@ -130,6 +136,7 @@ impl Ledger {
             alternatives: Vec::new(),
             on_failure: None,
             resume_anywhere: false,
+            retry: None,
         };
         let admission = self
             .store

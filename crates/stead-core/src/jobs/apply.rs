@@ -137,6 +137,7 @@ mod tests {
             updated_at: Timestamp::UNIX_EPOCH,
             anchor: Timestamp::UNIX_EPOCH,
             fired_through: None,
+            paused_until: None,
         }
     }
 

@@ -231,6 +231,36 @@ pub fn due_fires(
     }
 }
 
+/// The job's fires in `(handled_through, now]` that fall before `paused_until`, each a
+/// `skipped` row naming the pause (bounded as [`due_fires`] bounds its rows); fires from
+/// `paused_until` on are left to [`due_fires`].
+pub fn paused_fires(
+    timing: &JobTiming,
+    handled_through: Timestamp,
+    now: Timestamp,
+    paused_until: Timestamp,
+) -> Vec<SkippedFire> {
+    let upto = now.min(
+        paused_until
+            .checked_sub(SignedDuration::from_millis(1))
+            .unwrap_or(paused_until),
+    );
+    if upto <= handled_through {
+        return Vec::new();
+    }
+    let fires = timing.fires_between(handled_through, upto);
+    let why = NotRun::Paused(crate::clock::rfc3339(paused_until));
+    let listed = fires.latest.iter().map(|at| (*at, why.clone())).collect();
+    let unlisted = fires.total - fires.latest.len();
+    rows_for(listed, unlisted, fires.earliest, &why)
+        .into_iter()
+        .map(|row| SkippedFire {
+            trigger: Trigger::Scheduled,
+            ..row
+        })
+        .collect()
+}
+
 /// One `skipped` row per fire not run, oldest first, at most [`MAX_SKIPPED_ROWS`]: past
 /// that the oldest fires (and the `unlisted` ones before them, from `earliest`) share
 /// one row, at the latest of them, whose reason counts them by why.
@@ -289,6 +319,33 @@ fn format_window(window: SignedDuration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fires_during_a_pause_are_skipped_rows_naming_it_and_later_ones_are_not() {
+        let every_second = JobTiming::of(
+            &stead_protocol::JobSpec {
+                every: Some("1s".into()),
+                ..stead_protocol::JobSpec::default()
+            },
+            t("2026-12-01T00:00:00Z"),
+        )
+        .unwrap();
+        let handled = t("2026-12-01T00:00:10Z");
+        let until = t("2026-12-01T00:00:13Z");
+        // While paused: the fires so far.
+        let rows = paused_fires(&every_second, handled, t("2026-12-01T00:00:12.5Z"), until);
+        let at: Vec<_> = rows.iter().map(|r| r.at).collect();
+        assert_eq!(at, [t("2026-12-01T00:00:11Z"), t("2026-12-01T00:00:12Z")]);
+        assert!(rows.iter().all(|r| r.trigger == Trigger::Scheduled));
+        assert_eq!(
+            rows[0].reason(None),
+            "fire not run: the job is paused until 2026-12-01T00:00:13Z"
+        );
+        // After it: the fire at its end is the job's again.
+        let rows = paused_fires(&every_second, handled, t("2026-12-01T00:00:20Z"), until);
+        assert_eq!(rows.len(), 2);
+        assert!(paused_fires(&every_second, until, t("2026-12-01T00:00:20Z"), until).is_empty());
+    }
 
     fn t(s: &str) -> Timestamp {
         s.parse().unwrap()

@@ -53,7 +53,33 @@ pub enum JobError {
     Nul { job: String, field: &'static str },
     #[error("job {job}: keep_runs must be at least 1 (the latest run is always kept)")]
     KeepNoRuns { job: String },
+    #[error("job {job}: retries {retries} is more than the most allowed ({MAX_RETRIES})")]
+    TooManyRetries { job: String, retries: u32 },
+    #[error("job {job}: retry_delay {delay:?} is longer than retry_max_delay {max:?}")]
+    RetryDelays {
+        job: String,
+        delay: String,
+        max: String,
+    },
+    #[error("job {job}: after {name:?} is not a job name")]
+    AfterName { job: String, name: String },
+    #[error("job {job}: it cannot run after itself")]
+    AfterItself { job: String },
+    #[error(
+        "job {job}: queue {name:?} is not a queue name (1 to 64 letters, digits, '-', '_' or '.')"
+    )]
+    QueueName { job: String, name: String },
 }
+
+/// The most retries a job may ask for: beyond this, a failure is a job that needs a
+/// person, not more attempts.
+pub const MAX_RETRIES: u32 = 100;
+
+/// The first retry's delay when a job gives none.
+pub const DEFAULT_RETRY_DELAY: &str = "30s";
+
+/// The longest delay between retries when a job gives none.
+pub const DEFAULT_RETRY_MAX_DELAY: &str = "1h";
 
 /// The first of a spec's free-text fields that holds a NUL byte, which no path, zone,
 /// duration or host name can contain (the command and the environment are checked with
@@ -66,11 +92,18 @@ fn nul_field(spec: &JobSpec) -> Option<&'static str> {
         ("cwd", &spec.cwd),
         ("timeout", &spec.timeout),
         ("keep_for", &spec.keep_for),
+        ("retry_delay", &spec.retry_delay),
+        ("retry_max_delay", &spec.retry_max_delay),
+        ("queue", &spec.queue),
         ("catch_up_window", &spec.catch_up_window),
         ("on_failure", &spec.on_failure),
         ("landed_check", &spec.landed_check),
     ];
-    let lists = [("depends_on", &spec.depends_on), ("hosts", &spec.hosts)];
+    let lists = [
+        ("depends_on", &spec.depends_on),
+        ("hosts", &spec.hosts),
+        ("after", &spec.after),
+    ];
     let in_single = single
         .into_iter()
         .find(|(_, value)| value.as_deref().is_some_and(|v| v.contains('\0')))
@@ -129,6 +162,23 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
     }
     if spec.keep_runs == Some(0) {
         return Err(JobError::KeepNoRuns { job });
+    }
+    validate_retries(&mut spec)?;
+    if let Some(name) = spec.after.iter().find(|a| !valid_name(a)) {
+        return Err(JobError::AfterName {
+            job,
+            name: name.clone(),
+        });
+    }
+    if spec.after.contains(&job) {
+        return Err(JobError::AfterItself { job });
+    }
+    spec.after.dedup();
+    if let Some(queue) = spec.queue.as_ref().filter(|q| !valid_name(q)) {
+        return Err(JobError::QueueName {
+            job,
+            name: queue.clone(),
+        });
     }
     if spec.command.is_empty() || spec.command.iter().all(|w| w.trim().is_empty()) {
         return Err(JobError::EmptyCommand { job });
@@ -213,6 +263,41 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
     Ok(spec)
 }
 
+/// Checks the retry fields and writes their delays in canonical form.
+fn validate_retries(spec: &mut JobSpec) -> Result<(), JobError> {
+    let job = spec.name.clone();
+    if spec.retries > MAX_RETRIES {
+        return Err(JobError::TooManyRetries {
+            job,
+            retries: spec.retries,
+        });
+    }
+    let parse = |value: &Option<String>| -> Result<Option<_>, JobError> {
+        value
+            .as_deref()
+            .map(schedule::parse_delay)
+            .transpose()
+            .map_err(|source| JobError::Schedule {
+                job: job.clone(),
+                source,
+            })
+    };
+    let delay = parse(&spec.retry_delay)?;
+    let max = parse(&spec.retry_max_delay)?;
+    if let (Some(d), Some(m)) = (delay, max)
+        && d > m
+    {
+        return Err(JobError::RetryDelays {
+            job,
+            delay: spec.retry_delay.clone().unwrap_or_default(),
+            max: spec.retry_max_delay.clone().unwrap_or_default(),
+        });
+    }
+    spec.retry_delay = delay.map(schedule::format_delay);
+    spec.retry_max_delay = max.map(schedule::format_delay);
+    Ok(())
+}
+
 /// Whether `name` is a valid job, service or hold name.
 pub fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -226,7 +311,7 @@ fn valid_host_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
 }
 
-fn valid_env_name(name: &str) -> bool {
+pub(crate) fn valid_env_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()

@@ -106,6 +106,38 @@ pub fn format_duration(d: Duration) -> String {
     out
 }
 
+/// Parses a delay: a duration as [`parse_duration`] reads it, or a whole number of
+/// milliseconds (`200ms`), for delays shorter than a second such as a quick retry's.
+pub fn parse_delay(s: &str) -> Result<Duration, ScheduleError> {
+    let text = s.trim();
+    match text.strip_suffix("ms") {
+        Some(ms) if !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()) => {
+            match ms.parse::<u64>() {
+                Ok(0) => Err(ScheduleError::InvalidDuration {
+                    value: s.to_string(),
+                    reason: "it is zero; a delay must be at least 1ms".into(),
+                }),
+                Ok(n) => Ok(Duration::from_millis(n)),
+                Err(_) => Err(ScheduleError::InvalidDuration {
+                    value: s.to_string(),
+                    reason: "it is too large".into(),
+                }),
+            }
+        }
+        _ => parse_duration(text),
+    }
+}
+
+/// Formats a delay the way [`parse_delay`] reads it: whole seconds as
+/// [`format_duration`] does, anything with a fraction of a second in milliseconds.
+pub fn format_delay(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format_duration(d)
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
 fn prefix_len(s: &str, keep: impl Fn(char) -> bool) -> usize {
     s.len() - s.trim_start_matches(keep).len()
 }

@@ -21,7 +21,7 @@ mod tests;
 use jiff::{Timestamp, Zoned};
 
 pub use cron::CronSchedule;
-pub use duration::{format_duration, parse_duration};
+pub use duration::{format_delay, format_duration, parse_delay, parse_duration};
 pub use error::ScheduleError;
 pub use interval::IntervalSchedule;
 pub use zone::machine_zone;

@@ -29,6 +29,10 @@ pub fn view(shared: &Shared, job: &StoredJob) -> Job {
         created_at: rfc3339(job.created_at),
         updated_at: rfc3339(job.updated_at),
         next_fire_at,
+        paused_until: job
+            .paused_until
+            .filter(|until| *until > shared.world.clock.now())
+            .map(rfc3339),
     }
 }
 

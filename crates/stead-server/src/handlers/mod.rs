@@ -1,7 +1,8 @@
 //! Request handlers, one file per protocol method (named after it), each a
 //! `handle(shared, params)` answering the method's typed output. [`crate::dispatch`]
 //! matches every request to its handler; the HTTP API calls the same dispatcher. What
-//! several handlers of one noun share is in [`jobs`] and [`services`].
+//! several handlers of one noun share is in [`jobs`], [`services`], [`queues`] and
+//! [`notifiers`].
 
 pub mod apply;
 pub mod hold_acquire;
@@ -12,13 +13,23 @@ pub mod http;
 pub mod job_add;
 pub mod job_get;
 pub mod job_list;
+pub mod job_pause;
 pub mod job_remove;
 pub mod job_set_enabled;
 pub mod jobs;
 pub mod monitor_check;
 pub mod monitor_finished;
 pub mod monitor_started;
+pub mod notifiers;
+pub mod notify_add;
+pub mod notify_list;
+pub mod notify_remove;
+pub mod notify_test;
 pub mod prune;
+pub mod queue_list;
+pub mod queue_remove;
+pub mod queue_set;
+pub mod queues;
 pub mod readiness;
 pub mod restart_begin;
 pub mod restart_end;

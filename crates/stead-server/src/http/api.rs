@@ -78,7 +78,15 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         | MethodId::MonitorStarted
         | MethodId::MonitorFinished
         | MethodId::MonitorCheck
-        | MethodId::Prune => Vec::new(),
+        | MethodId::Prune
+        | MethodId::JobPause
+        | MethodId::QueueSet
+        | MethodId::QueueRemove
+        | MethodId::NotifyAdd
+        | MethodId::NotifyRemove
+        | MethodId::NotifyTest
+        | MethodId::QueueList
+        | MethodId::NotifyList => Vec::new(),
     }
 }
 
@@ -171,7 +179,13 @@ async fn job(State(app): State<App>, name: Result<Path<String>, PathRejection>) 
 
 async fn run_now(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
     match job_name(name) {
-        Ok(job) => call(&app, Request::RunNow(RunNow { job }), StatusCode::CREATED).await,
+        Ok(job) => {
+            let request = Request::RunNow(RunNow {
+                job,
+                ..RunNow::default()
+            });
+            call(&app, request, StatusCode::CREATED).await
+        }
         Err(why) => bad_input(why),
     }
 }

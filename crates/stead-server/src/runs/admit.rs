@@ -44,6 +44,8 @@ pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result
     }
     if let Some(plan) = admission.plan {
         launch(shared, &plan).await;
+    } else if admission.run.waiting.is_some() {
+        shared.waiting_changed.notify_one();
     } else if admission.run.status == RunStatus::Queued {
         // Queued for any host of a shared ledger: this one may claim it too.
         shared.claim_now.notify_one();

@@ -124,7 +124,8 @@ pub async fn cut_where(
     let cut = blocking(shared, move |s| {
         let mut cut = Vec::new();
         for run in s.world.store.runs_active(&machine)? {
-            if !which(&run.job) {
+            // A waiting run holds no process: nothing of it is cut, it goes on waiting.
+            if run.waiting || !which(&run.job) {
                 continue;
             }
             let end =

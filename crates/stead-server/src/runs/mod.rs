@@ -18,6 +18,7 @@ mod watch;
 
 pub use admit::start;
 pub use cancel::{cancel, cut_where, relay_cancels};
+pub use plan::plan_for;
 pub use reconcile::reconcile;
 pub use spawn::launch;
 pub use wait::wait_terminal;

@@ -1,11 +1,14 @@
-//! What a run's monitor executes: the job's command (or `sh -c` script), its
-//! environment with the `STEAD_*` run variables, its timeout and alternatives.
+//! What a run's monitor executes: the job's command (or `sh -c` script) with the run's
+//! own arguments, its environment (the job's, the run's own, the `STEAD_*` run
+//! variables), its timeout, alternatives and retry budget.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use stead_core::clock::rfc3339;
-use stead_core::records::NewRun;
+use stead_core::params;
+use stead_core::records::{NewRun, RetryBudget};
+use stead_core::retry::RetryPlan;
 use stead_core::runs::{DEFAULT_KILL_GRACE_MS, DEFAULT_LOG_MAX_BYTES, MonitorPlan};
 use stead_core::schedule;
 use stead_protocol::{JobSpec, ResumeOn};
@@ -20,8 +23,12 @@ pub fn plan_for(
     log_path: &Path,
     key: &str,
 ) -> MonitorPlan {
-    let argv = argv_of(spec.shell, &spec.command);
+    let params = new.params.clone().unwrap_or_default();
+    let with_args = |argv| params::with_args(argv, spec.shell, &spec.name, &params.args);
+    let argv = with_args(argv_of(spec.shell, &spec.command));
     let mut env: BTreeMap<String, String> = spec.env.clone();
+    // The run's own environment over the job's; the STEAD_* variables over both.
+    env.extend(params.env.clone());
     env.insert("STEAD_RUN_ID".into(), id.to_string());
     env.insert("STEAD_JOB".into(), spec.name.clone());
     env.insert("STEAD_TRIGGER".into(), new.trigger.as_str().into());
@@ -52,10 +59,14 @@ pub fn plan_for(
         alternatives: spec
             .alternatives
             .iter()
-            .map(|alt| argv_of(spec.shell, alt))
+            .map(|alt| with_args(argv_of(spec.shell, alt)))
             .collect(),
         on_failure: spec.on_failure.clone(),
         resume_anywhere: spec.resume_on == ResumeOn::Any,
+        retry: match new.retry {
+            RetryBudget::FromJob => RetryPlan::of(spec),
+            RetryBudget::Kept(kept) => kept,
+        },
     }
 }
 

@@ -23,7 +23,14 @@ pub async fn reconcile(shared: &Arc<Shared>) {
         let mut adopted = Vec::new();
         let mut cut = Vec::new();
         let now = s.world.clock.now();
-        for run in s.world.store.runs_active(&machine)? {
+        // A run that waits was never handed to a monitor: it goes on waiting.
+        for run in s
+            .world
+            .store
+            .runs_active(&machine)?
+            .into_iter()
+            .filter(|r| !r.waiting)
+        {
             let reason = match (&run.monitor, run.status) {
                 _ if run.boot_id != boot => {
                     "interrupted: the machine rebooted while it ran".to_string()

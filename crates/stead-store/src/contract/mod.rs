@@ -256,6 +256,7 @@ pub(super) fn plan(id: i64, log: &Path, _key: &str) -> MonitorPlan {
         alternatives: Vec::new(),
         on_failure: None,
         resume_anywhere: false,
+        retry: None,
     }
 }
 

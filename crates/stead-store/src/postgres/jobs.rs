@@ -10,7 +10,8 @@ use super::Sql;
 use crate::StoreError;
 use crate::rows::{job_spec, spec_json};
 
-const COLUMNS: &str = "id, spec, created_at_ms, updated_at_ms, anchor_ms, fired_through_ms";
+const COLUMNS: &str =
+    "id, spec, created_at_ms, updated_at_ms, anchor_ms, fired_through_ms, paused_until_ms";
 
 fn from_row(row: &Row) -> Result<StoredJob, StoreError> {
     let id: i64 = row.try_get(0)?;
@@ -22,6 +23,7 @@ fn from_row(row: &Row) -> Result<StoredJob, StoreError> {
         updated_at: from_ms(row.try_get(3)?),
         anchor: from_ms(row.try_get(4)?),
         fired_through: fired_through.map(from_ms),
+        paused_until: row.try_get::<_, Option<i64>>(6)?.map(from_ms),
     })
 }
 
@@ -109,4 +111,18 @@ pub fn mark_fired(tx: &mut dyn Sql, job_id: i64, through: Timestamp) -> Result<(
         &[&job_id, &to_ms(through)],
     )?;
     Ok(())
+}
+
+/// Pauses a job until `until`, or unpauses it; `None` when there is no such job.
+pub fn set_paused(
+    tx: &mut dyn Sql,
+    name: &str,
+    until: Option<Timestamp>,
+    now: Timestamp,
+) -> Result<Option<StoredJob>, StoreError> {
+    tx.execute(
+        "UPDATE jobs SET paused_until_ms = $2, updated_at_ms = $3 WHERE name = $1",
+        &[&name, &until.map(to_ms), &to_ms(now)],
+    )?;
+    get(tx, name)
 }

@@ -56,6 +56,7 @@ use stead_protocol::redact_url;
 mod cluster;
 mod jobs;
 mod logs;
+mod notify;
 mod retention;
 mod runs;
 #[cfg(any(test, feature = "testing"))]
@@ -84,6 +85,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/005_ledger_identity_and_clocks.sql"),
     include_str!("migrations/006_run_logs.sql"),
     include_str!("migrations/007_retention.sql"),
+    include_str!("migrations/008_retries_queues_notify.sql"),
 ];
 
 /// The database's clock in milliseconds, read when the statement runs

@@ -13,20 +13,23 @@ use jiff::Timestamp;
 use stead_core::admission::Verdict;
 use stead_core::clock::{from_ms, rfc3339, to_ms};
 use stead_core::identity::StartIdentity;
-use stead_core::records::{ActiveRun, NewRun, RunCount};
-use stead_core::runs::{LANDED, RunEnd};
+use stead_core::records::{ActiveRun, NewRun, QueueLoad, RunCount, WaitingRun};
+use stead_core::runs::{LANDED, MonitorPlan, RunEnd};
 use stead_protocol::{Run, RunFilter, RunStatus, Trigger};
 
 use super::{Sql, pid_from};
 use crate::StoreError;
 use crate::backend::InFlightOf;
 use crate::ledger::IN_FLIGHT;
-use crate::rows::{ended_at_ms, list_limit, status_from, status_list, time, trigger_from};
+use crate::rows::{
+    ended_at_ms, list_limit, params_from, params_json, plan_from, status_from, status_list, time,
+    trigger_from, waiting_words,
+};
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
     started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes,
-    log_pruned_at_ms";
+    log_pruned_at_ms, params, queue, waiting, not_before_ms";
 
 type Param<'a> = &'a (dyn ToSql + Sync);
 
@@ -58,6 +61,14 @@ fn from_row(row: &Row) -> Result<Run, StoreError> {
             .try_get::<_, Option<i64>>(20)?
             .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
         log_pruned_at: time(row.try_get(21)?),
+        params: params_from(row.try_get(22)?)?,
+        queue: row.try_get(23)?,
+        waiting: waiting_words(
+            row.try_get::<_, i16>(24)? == 1,
+            row.try_get(25)?,
+            row.try_get(23)?,
+        ),
+        not_before: time(row.try_get(25)?),
     })
 }
 
@@ -146,6 +157,8 @@ fn active_from_row(row: &Row) -> Result<ActiveRun, StoreError> {
             .zip(identity.map(StartIdentity::from_stored)),
         epoch: row.try_get(7)?,
         cancel_requested: row.try_get::<_, Option<i64>>(8)?.is_some(),
+        waiting: row.try_get::<_, i16>(9)? == 1,
+        queue: row.try_get(10)?,
     })
 }
 
@@ -158,7 +171,7 @@ fn active_where(
     c.query(
         &format!(
             "SELECT id, job, status, machine_id, boot_id, monitor_pid, monitor_start_identity,
-                 epoch, cancel_requested_at_ms
+                 epoch, cancel_requested_at_ms, waiting, queue
              FROM runs WHERE status IN ({}) AND {condition} ORDER BY id",
             status_list(IN_FLIGHT)
         ),
@@ -195,8 +208,10 @@ pub fn insert(
         .query_one(
             "INSERT INTO runs (job_id, job, trigger, scheduled_at_ms, idempotency_key,
                  parent_id, attempt, machine_id, boot_id, status, reason, created_at_ms,
-                 ended_at_ms, log_path, plan, epoch, original_trigger)
-             VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, $10, $11, $12, '', '{}', $13, $14)
+                 ended_at_ms, log_path, plan, epoch, original_trigger, params, queue, waiting,
+                 not_before_ms)
+             VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, $10, $11, $12, '', '{}', $13, $14,
+                 $15, $16, $17, $18)
              RETURNING id",
             &[
                 &new.job_id,
@@ -213,6 +228,10 @@ pub fn insert(
                 &ended_at_ms(new, verdict),
                 &epoch,
                 &new.original_trigger.map(Trigger::as_str),
+                &params_json(new.params.as_ref()),
+                &new.queue,
+                &i16::from(new.waiting && verdict.status == RunStatus::Queued),
+                &new.not_before.map(to_ms),
             ],
         )?
         .try_get(0)?)
@@ -340,4 +359,84 @@ pub fn mark_running(
         &[&id, &i64::from(pid), &identity.as_str(), &to_ms(started_at)],
     )?;
     Ok(n == 1)
+}
+
+/// Queued runs of `machine_id` that wait for their time or their queue, oldest first.
+pub fn waiting(c: &mut dyn Sql, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError> {
+    c.query(
+        "SELECT id, job, queue, not_before_ms, plan FROM runs
+         WHERE waiting = 1 AND machine_id = $1 ORDER BY id",
+        &[&machine_id],
+    )?
+    .iter()
+    .map(|row| {
+        let id: i64 = row.try_get(0)?;
+        Ok(WaitingRun {
+            id,
+            job: row.try_get(1)?,
+            queue: row.try_get(2)?,
+            not_before: row.try_get::<_, Option<i64>>(3)?.map(from_ms),
+            plan: plan_from(id, row.try_get(4)?)?,
+        })
+    })
+    .collect()
+}
+
+/// Hands a waiting run to a monitor: it stops waiting, carries this boot and, when its
+/// plan was made only now, that plan.
+pub fn release(
+    tx: &mut dyn Sql,
+    id: i64,
+    boot_id: &str,
+    plan: Option<&str>,
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE runs SET waiting = 0, boot_id = $2, plan = COALESCE($3, plan)
+         WHERE id = $1 AND waiting = 1 AND status = 'queued'",
+        &[&id, &boot_id, &plan],
+    )?;
+    Ok(n == 1)
+}
+
+/// A run's stored plan (`None`: made when it starts) and the epoch it was written under.
+pub fn plan(c: &mut dyn Sql, id: i64) -> Result<Option<(Option<MonitorPlan>, i64)>, StoreError> {
+    c.query_opt("SELECT plan, epoch FROM runs WHERE id = $1", &[&id])?
+        .map(|row| Ok((plan_from(id, row.try_get(0)?)?, row.try_get(1)?)))
+        .transpose()
+}
+
+/// The outcome of the job's latest run before `id` that ended on its own, leaving out
+/// failures a retry followed.
+pub fn last_outcome_before(
+    c: &mut dyn Sql,
+    job_id: i64,
+    id: i64,
+) -> Result<Option<RunStatus>, StoreError> {
+    c.query_opt(
+        "SELECT status FROM runs r
+         WHERE job_id = $1 AND id < $2 AND status IN ('succeeded', 'failed')
+           AND NOT EXISTS (SELECT 1 FROM runs c WHERE c.parent_id = r.id AND c.trigger = 'retry')
+         ORDER BY id DESC LIMIT 1",
+        &[&job_id, &id],
+    )?
+    .map(|row| status_from(row.try_get(0)?))
+    .transpose()
+}
+
+/// Per queue, this host's runs in flight handed to monitors and those waiting.
+pub fn queue_loads(c: &mut dyn Sql, machine_id: &str) -> Result<Vec<QueueLoad>, StoreError> {
+    c.query(
+        "SELECT queue, count(*) FILTER (WHERE waiting = 0), count(*) FILTER (WHERE waiting = 1)
+         FROM runs WHERE status IN ('queued', 'running') AND machine_id = $1 GROUP BY queue",
+        &[&machine_id],
+    )?
+    .iter()
+    .map(|row| {
+        Ok(QueueLoad {
+            queue: row.try_get(0)?,
+            running: u64::try_from(row.try_get::<_, i64>(1)?).unwrap_or(0),
+            waiting: u64::try_from(row.try_get::<_, i64>(2)?).unwrap_or(0),
+        })
+    })
+    .collect()
 }

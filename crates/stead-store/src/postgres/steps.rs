@@ -6,11 +6,14 @@ use std::path::Path;
 use jiff::Timestamp;
 use stead_core::admission::Verdict;
 use stead_core::identity::StartIdentity;
-use stead_core::records::{ActiveRun, NewRun, RunCount, StoredHold, StoredJob, StoredService};
-use stead_core::runs::RunEnd;
-use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
+use stead_core::records::{
+    ActiveRun, NewRun, NotifierStats, OutboxEvent, OutboxRow, QueueLoad, RunCount, StoredHold,
+    StoredJob, StoredQueue, StoredService, WaitingRun,
+};
+use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_protocol::{JobSpec, NotifierSpec, QueueSpec, Run, RunFilter, RunStatus, ServiceSpec};
 
-use super::{Sql, cluster, jobs, retention, runs, services};
+use super::{Sql, cluster, jobs, notify, retention, runs, services};
 use crate::StoreError;
 use crate::backend::{Announce, InFlightOf, Steps};
 use crate::retention::{KeepRule, LogState, Prunable};
@@ -215,5 +218,94 @@ impl Steps for PgTx<'_> {
         now: Timestamp,
     ) -> Result<Vec<i64>, StoreError> {
         retention::mark_log_pruned(&mut *self.0, ids, now)
+    }
+    fn job_set_paused(
+        &mut self,
+        name: &str,
+        until: Option<Timestamp>,
+        now: Timestamp,
+    ) -> Result<Option<StoredJob>, StoreError> {
+        jobs::set_paused(&mut *self.0, name, until, now)
+    }
+
+    fn runs_waiting(&mut self, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError> {
+        runs::waiting(&mut *self.0, machine_id)
+    }
+
+    fn run_release(
+        &mut self,
+        id: i64,
+        boot_id: &str,
+        plan: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        runs::release(&mut *self.0, id, boot_id, plan)
+    }
+
+    fn run_plan(&mut self, id: i64) -> Result<Option<(Option<MonitorPlan>, i64)>, StoreError> {
+        runs::plan(&mut *self.0, id)
+    }
+
+    fn run_last_outcome_before(
+        &mut self,
+        job_id: i64,
+        id: i64,
+    ) -> Result<Option<RunStatus>, StoreError> {
+        runs::last_outcome_before(&mut *self.0, job_id, id)
+    }
+
+    fn queue_loads(&mut self, machine_id: &str) -> Result<Vec<QueueLoad>, StoreError> {
+        runs::queue_loads(&mut *self.0, machine_id)
+    }
+
+    fn queue_list(&mut self) -> Result<Vec<StoredQueue>, StoreError> {
+        notify::queue_list(&mut *self.0)
+    }
+
+    fn queue_upsert(&mut self, spec: &QueueSpec, now: Timestamp) -> Result<(), StoreError> {
+        notify::queue_upsert(&mut *self.0, spec, now)
+    }
+
+    fn queue_remove(&mut self, name: &str) -> Result<Option<StoredQueue>, StoreError> {
+        notify::queue_remove(&mut *self.0, name)
+    }
+
+    fn notifier_list(&mut self) -> Result<Vec<NotifierSpec>, StoreError> {
+        notify::notifier_list(&mut *self.0)
+    }
+
+    fn notifier_upsert(&mut self, spec: &NotifierSpec, now: Timestamp) -> Result<(), StoreError> {
+        notify::notifier_upsert(&mut *self.0, spec, now)
+    }
+
+    fn notifier_remove(&mut self, name: &str) -> Result<Option<NotifierSpec>, StoreError> {
+        notify::notifier_remove(&mut *self.0, name)
+    }
+
+    fn notifier_stats(&mut self, name: &str) -> Result<NotifierStats, StoreError> {
+        notify::notifier_stats(&mut *self.0, name)
+    }
+
+    fn outbox_insert(&mut self, event: &OutboxEvent) -> Result<(), StoreError> {
+        notify::outbox_insert(&mut *self.0, event)
+    }
+
+    fn outbox_due(&mut self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError> {
+        notify::outbox_due(&mut *self.0, now)
+    }
+
+    fn outbox_next(&mut self) -> Result<Option<Timestamp>, StoreError> {
+        notify::outbox_next(&mut *self.0)
+    }
+
+    fn outbox_attempted(
+        &mut self,
+        id: i64,
+        outcome: &Result<Timestamp, (String, Timestamp)>,
+    ) -> Result<(), StoreError> {
+        notify::outbox_attempted(&mut *self.0, id, outcome)
+    }
+
+    fn outbox_prune(&mut self, before: Timestamp) -> Result<u64, StoreError> {
+        notify::outbox_prune(&mut *self.0, before)
     }
 }

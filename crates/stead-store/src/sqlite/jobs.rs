@@ -9,7 +9,8 @@ use stead_protocol::JobSpec;
 use crate::StoreError;
 use crate::rows::{job_spec, spec_json};
 
-const COLUMNS: &str = "id, spec, created_at_ms, updated_at_ms, anchor_ms, fired_through_ms";
+const COLUMNS: &str =
+    "id, spec, created_at_ms, updated_at_ms, anchor_ms, fired_through_ms, paused_until_ms";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<StoredJob, StoreError>> {
     let id: i64 = row.get(0)?;
@@ -23,6 +24,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<StoredJob, StoreError>> {
             updated_at: from_ms(row.get(3)?),
             anchor: from_ms(row.get(4)?),
             fired_through: fired_through.map(from_ms),
+            paused_until: row.get::<_, Option<i64>>(6)?.map(from_ms),
         })
     }))
 }
@@ -111,4 +113,18 @@ pub fn mark_fired(tx: &Connection, job_id: i64, through: Timestamp) -> Result<()
         params![job_id, to_ms(through)],
     )?;
     Ok(())
+}
+
+/// Pauses a job until `until`, or unpauses it; `None` when there is no such job.
+pub fn set_paused(
+    tx: &Connection,
+    name: &str,
+    until: Option<Timestamp>,
+    now: Timestamp,
+) -> Result<Option<StoredJob>, StoreError> {
+    tx.execute(
+        "UPDATE jobs SET paused_until_ms = ?2, updated_at_ms = ?3 WHERE name = ?1",
+        params![name, until.map(to_ms), to_ms(now)],
+    )?;
+    get(tx, name)
 }

@@ -19,6 +19,7 @@ use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow,
 use stead_core::locator::LedgerRef;
 
 mod jobs;
+mod notify;
 mod retention;
 mod runs;
 mod services;
@@ -41,6 +42,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/005_job_ids_never_reused.sql"),
     include_str!("migrations/006_ended_processes.sql"),
     include_str!("migrations/007_retention.sql"),
+    include_str!("migrations/008_retries_queues_notify.sql"),
 ];
 
 /// How long a statement waits for another process's write lock before failing.

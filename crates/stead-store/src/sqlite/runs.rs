@@ -11,19 +11,22 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use stead_core::admission::Verdict;
 use stead_core::clock::{from_ms, rfc3339, to_ms};
 use stead_core::identity::StartIdentity;
-use stead_core::records::{ActiveRun, NewRun, RunCount};
-use stead_core::runs::{LANDED, RunEnd};
+use stead_core::records::{ActiveRun, NewRun, QueueLoad, RunCount, WaitingRun};
+use stead_core::runs::{LANDED, MonitorPlan, RunEnd};
 use stead_protocol::{Run, RunFilter, RunStatus, Trigger};
 
 use crate::StoreError;
 use crate::backend::InFlightOf;
 use crate::ledger::IN_FLIGHT;
-use crate::rows::{ended_at_ms, list_limit, status_from, status_list, time, trigger_from};
+use crate::rows::{
+    ended_at_ms, list_limit, params_from, params_json, plan_from, status_from, status_list, time,
+    trigger_from, waiting_words,
+};
 
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
     started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes,
-    log_pruned_at_ms";
+    log_pruned_at_ms, params, queue, waiting, not_before_ms";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
     let trigger: String = row.get(2)?;
@@ -53,6 +56,10 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
             resolution: row.get(19)?,
             ended_processes: row.get(20)?,
             log_pruned_at: time(row.get(21)?),
+            params: params_from(row.get(22)?)?,
+            queue: row.get(23)?,
+            waiting: waiting_words(row.get::<_, i64>(24)? == 1, row.get(25)?, row.get(23)?),
+            not_before: time(row.get(25)?),
         })
     })();
     Ok(run)
@@ -159,12 +166,14 @@ fn active_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ActiveRun, StoreErr
             monitor: pid.zip(identity.map(StartIdentity::from_stored)),
             epoch: row.get(7)?,
             cancel_requested: row.get::<_, Option<i64>>(8)?.is_some(),
+            waiting: row.get::<_, i64>(9)? == 1,
+            queue: row.get(10)?,
         })
     }))
 }
 
 const ACTIVE_COLUMNS: &str = "id, job, status, machine_id, boot_id, monitor_pid, \
-     monitor_start_identity, epoch, cancel_requested_at_ms";
+     monitor_start_identity, epoch, cancel_requested_at_ms, waiting, queue";
 
 /// Runs that have not ended and match `condition` (a column compared with `?1`).
 fn active_where(
@@ -210,8 +219,9 @@ pub fn insert(
     tx.prepare_cached(
         "INSERT INTO runs (job_id, job, trigger, scheduled_at_ms, idempotency_key, parent_id,
              attempt, machine_id, boot_id, status, reason, created_at_ms, ended_at_ms,
-             log_path, plan, epoch, original_trigger)
-         VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, '', '{}', ?13, ?14)",
+             log_path, plan, epoch, original_trigger, params, queue, waiting, not_before_ms)
+         VALUES (?1, ?2, ?3, ?4, '', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, '', '{}', ?13, ?14,
+             ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
         new.job_id,
@@ -227,7 +237,11 @@ pub fn insert(
         to_ms(new.created_at),
         ended_at_ms(new, verdict),
         epoch,
-        new.original_trigger.map(Trigger::as_str)
+        new.original_trigger.map(Trigger::as_str),
+        params_json(new.params.as_ref()),
+        new.queue,
+        i64::from(new.waiting && verdict.status == RunStatus::Queued),
+        new.not_before.map(to_ms),
     ])?;
     Ok(tx.last_insert_rowid())
 }
@@ -337,4 +351,97 @@ pub fn mark_running(
         )?
         .execute(params![id, pid, identity.as_str(), to_ms(started_at)])?;
     Ok(n == 1)
+}
+
+/// Queued runs of `machine_id` that wait for their time or their queue, oldest first.
+pub fn waiting(conn: &Connection, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, job, queue, not_before_ms, plan FROM runs
+         WHERE waiting = 1 AND machine_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([machine_id], |row| {
+        Ok((
+            row.get::<_, i64>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, Option<String>>(2)?,
+            row.get::<_, Option<i64>>(3)?,
+            row.get::<_, String>(4)?,
+        ))
+    })?;
+    let mut runs = Vec::new();
+    for row in rows {
+        let (id, job, queue, not_before, plan) = row?;
+        runs.push(WaitingRun {
+            id,
+            job,
+            queue,
+            not_before: not_before.map(from_ms),
+            plan: plan_from(id, &plan)?,
+        });
+    }
+    Ok(runs)
+}
+
+/// Hands a waiting run to a monitor: it stops waiting, carries this boot (the one its
+/// monitor runs under) and, when its plan was made only now, that plan.
+pub fn release(
+    tx: &Connection,
+    id: i64,
+    boot_id: &str,
+    plan: Option<&str>,
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE runs SET waiting = 0, boot_id = ?2, plan = COALESCE(?3, plan)
+         WHERE id = ?1 AND waiting = 1 AND status = 'queued'",
+        params![id, boot_id, plan],
+    )?;
+    Ok(n == 1)
+}
+
+/// A run's stored plan (`None`: made when it starts) and the epoch it was written under.
+pub fn plan(conn: &Connection, id: i64) -> Result<Option<(Option<MonitorPlan>, i64)>, StoreError> {
+    let found = conn
+        .query_row("SELECT plan, epoch FROM runs WHERE id = ?1", [id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })
+        .optional()?;
+    found
+        .map(|(plan, epoch)| Ok((plan_from(id, &plan)?, epoch)))
+        .transpose()
+}
+
+/// The outcome of the job's latest run before `id` that ended on its own (succeeded or
+/// failed), leaving out failures a retry followed: what a success recovers from.
+pub fn last_outcome_before(
+    conn: &Connection,
+    job_id: i64,
+    id: i64,
+) -> Result<Option<RunStatus>, StoreError> {
+    let status: Option<String> = conn
+        .prepare_cached(
+            "SELECT status FROM runs r
+             WHERE job_id = ?1 AND id < ?2 AND status IN ('succeeded', 'failed')
+               AND NOT EXISTS (SELECT 1 FROM runs c WHERE c.parent_id = r.id AND c.trigger = 'retry')
+             ORDER BY id DESC LIMIT 1",
+        )?
+        .query_row(params![job_id, id], |r| r.get(0))
+        .optional()?;
+    status.as_deref().map(status_from).transpose()
+}
+
+/// Per queue (`None`: runs of jobs with no queue), this host's runs in flight handed to
+/// monitors and those waiting.
+pub fn queue_loads(conn: &Connection, machine_id: &str) -> Result<Vec<QueueLoad>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT queue, sum(waiting = 0), sum(waiting = 1) FROM runs
+         WHERE status IN ('queued', 'running') AND machine_id = ?1 GROUP BY queue",
+    )?;
+    let rows = stmt.query_map([machine_id], |row| {
+        Ok(QueueLoad {
+            queue: row.get(0)?,
+            running: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
+            waiting: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -7,11 +7,14 @@ use jiff::Timestamp;
 use rusqlite::Connection;
 use stead_core::admission::Verdict;
 use stead_core::identity::StartIdentity;
-use stead_core::records::{ActiveRun, NewRun, RunCount, StoredHold, StoredJob, StoredService};
-use stead_core::runs::RunEnd;
-use stead_protocol::{JobSpec, Run, RunFilter, RunStatus, ServiceSpec};
+use stead_core::records::{
+    ActiveRun, NewRun, NotifierStats, OutboxEvent, OutboxRow, QueueLoad, RunCount, StoredHold,
+    StoredJob, StoredQueue, StoredService, WaitingRun,
+};
+use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_protocol::{JobSpec, NotifierSpec, QueueSpec, Run, RunFilter, RunStatus, ServiceSpec};
 
-use super::{jobs, retention, runs, services};
+use super::{jobs, notify, retention, runs, services};
 use crate::StoreError;
 use crate::backend::{Announce, InFlightOf, Steps};
 use crate::retention::{KeepRule, LogState, Prunable};
@@ -217,5 +220,95 @@ impl Steps for SqliteTx<'_> {
         now: Timestamp,
     ) -> Result<Vec<i64>, StoreError> {
         retention::mark_log_pruned(self.0, ids, now)
+    }
+
+    fn job_set_paused(
+        &mut self,
+        name: &str,
+        until: Option<Timestamp>,
+        now: Timestamp,
+    ) -> Result<Option<StoredJob>, StoreError> {
+        jobs::set_paused(self.0, name, until, now)
+    }
+
+    fn runs_waiting(&mut self, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError> {
+        runs::waiting(self.0, machine_id)
+    }
+
+    fn run_release(
+        &mut self,
+        id: i64,
+        boot_id: &str,
+        plan: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        runs::release(self.0, id, boot_id, plan)
+    }
+
+    fn run_plan(&mut self, id: i64) -> Result<Option<(Option<MonitorPlan>, i64)>, StoreError> {
+        runs::plan(self.0, id)
+    }
+
+    fn run_last_outcome_before(
+        &mut self,
+        job_id: i64,
+        id: i64,
+    ) -> Result<Option<RunStatus>, StoreError> {
+        runs::last_outcome_before(self.0, job_id, id)
+    }
+
+    fn queue_loads(&mut self, machine_id: &str) -> Result<Vec<QueueLoad>, StoreError> {
+        runs::queue_loads(self.0, machine_id)
+    }
+
+    fn queue_list(&mut self) -> Result<Vec<StoredQueue>, StoreError> {
+        notify::queue_list(self.0)
+    }
+
+    fn queue_upsert(&mut self, spec: &QueueSpec, now: Timestamp) -> Result<(), StoreError> {
+        notify::queue_upsert(self.0, spec, now)
+    }
+
+    fn queue_remove(&mut self, name: &str) -> Result<Option<StoredQueue>, StoreError> {
+        notify::queue_remove(self.0, name)
+    }
+
+    fn notifier_list(&mut self) -> Result<Vec<NotifierSpec>, StoreError> {
+        notify::notifier_list(self.0)
+    }
+
+    fn notifier_upsert(&mut self, spec: &NotifierSpec, now: Timestamp) -> Result<(), StoreError> {
+        notify::notifier_upsert(self.0, spec, now)
+    }
+
+    fn notifier_remove(&mut self, name: &str) -> Result<Option<NotifierSpec>, StoreError> {
+        notify::notifier_remove(self.0, name)
+    }
+
+    fn notifier_stats(&mut self, name: &str) -> Result<NotifierStats, StoreError> {
+        notify::notifier_stats(self.0, name)
+    }
+
+    fn outbox_insert(&mut self, event: &OutboxEvent) -> Result<(), StoreError> {
+        notify::outbox_insert(self.0, event)
+    }
+
+    fn outbox_due(&mut self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError> {
+        notify::outbox_due(self.0, now)
+    }
+
+    fn outbox_next(&mut self) -> Result<Option<Timestamp>, StoreError> {
+        notify::outbox_next(self.0)
+    }
+
+    fn outbox_attempted(
+        &mut self,
+        id: i64,
+        outcome: &Result<Timestamp, (String, Timestamp)>,
+    ) -> Result<(), StoreError> {
+        notify::outbox_attempted(self.0, id, outcome)
+    }
+
+    fn outbox_prune(&mut self, before: Timestamp) -> Result<u64, StoreError> {
+        notify::outbox_prune(self.0, before)
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::{Subcommand, ValueEnum};
 use stead_client::Client;
-use stead_protocol::{CatchUp, Concurrency, Job, JobSpec, ResumeOn, exit};
+use stead_protocol::{CatchUp, Concurrency, Job, JobSpec, PauseParams, ResumeOn, exit, method};
 
 use super::errors::DataError;
 use super::output;
@@ -35,6 +35,31 @@ enum JobCommand {
     Enable(NameArgs),
     /// Disable a job: it keeps its definition but never fires (it can still be run by hand)
     Disable(NameArgs),
+    /// Pause a job for a while: its fires until then are recorded skipped, and firing
+    /// starts again by itself
+    Pause(PauseArgs),
+    /// End a job's pause now
+    Unpause(NameArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct PauseArgs {
+    /// The job's name
+    name: String,
+    /// Pause it this long from now (`30m`, `2h`)
+    #[arg(
+        long = "for",
+        value_name = "DURATION",
+        required_unless_present = "until",
+        conflicts_with = "until"
+    )]
+    duration: Option<String>,
+    /// Pause it until this time (RFC 3339, such as 2026-12-24T08:00:00Z)
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+    /// Print the job as JSON
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -109,6 +134,21 @@ struct AddArgs {
     /// `[retention] runs_max_age_ms`]
     #[arg(long, value_name = "DURATION")]
     keep_for: Option<String>,
+    /// After a genuine failure, retry up to N times (each a new run, trigger `retry`)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retries: u32,
+    /// The first retry's delay, doubling for each next one (`30s`, `200ms`) [default: 30s]
+    #[arg(long, value_name = "DELAY")]
+    retry_delay: Option<String>,
+    /// The longest delay between retries [default: 1h]
+    #[arg(long, value_name = "DELAY")]
+    retry_max_delay: Option<String>,
+    /// Run after each success of this job (trigger `after`); repeat for more
+    #[arg(long = "after", value_name = "JOB")]
+    after: Vec<String>,
+    /// The queue whose limit on runs at once it shares (see `stead queue set`)
+    #[arg(long, value_name = "NAME")]
+    queue: Option<String>,
     /// Print the added job as JSON
     #[arg(long)]
     json: bool,
@@ -189,6 +229,40 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         JobCommand::Disable(args) => {
             let job = conn.job_set_enabled(&args.name, false)?;
             let line = format!("disabled job {}\n", job.spec.name);
+            print_job(args.json, &job, &line, false)?;
+        }
+        JobCommand::Pause(args) => {
+            let until = match (&args.duration, &args.until) {
+                (Some(d), _) => {
+                    let d = stead_core::schedule::parse_duration(d)
+                        .map_err(|e| DataError(format!("--for: {e}")))?;
+                    let span = jiff::SignedDuration::try_from(d)
+                        .map_err(|e| DataError(format!("--for: {e}")))?;
+                    let until = jiff::Timestamp::now()
+                        .checked_add(span)
+                        .map_err(|e| DataError(format!("--for: {e}")))?;
+                    stead_core::clock::rfc3339(until)
+                }
+                (None, Some(t)) => t.clone(),
+                (None, None) => unreachable!("clap requires --for or --until"),
+            };
+            let job = conn.call::<method::JobPause>(&PauseParams {
+                name: args.name,
+                until: Some(until),
+            })?;
+            let line = format!(
+                "paused job {} until {}\n",
+                job.spec.name,
+                job.paused_until.as_deref().unwrap_or("-")
+            );
+            print_job(args.json, &job, &line, false)?;
+        }
+        JobCommand::Unpause(args) => {
+            let job = conn.call::<method::JobPause>(&PauseParams {
+                name: args.name,
+                until: None,
+            })?;
+            let line = format!("unpaused job {}\n", job.spec.name);
             print_job(args.json, &job, &line, false)?;
         }
     }
@@ -278,6 +352,11 @@ impl AddArgs {
             resume_on: self.resume_on.into(),
             keep_runs: self.keep_runs,
             keep_for: self.keep_for,
+            retries: self.retries,
+            retry_delay: self.retry_delay,
+            retry_max_delay: self.retry_max_delay,
+            after: self.after,
+            queue: self.queue,
         })
     }
 }
@@ -290,7 +369,7 @@ fn command_words(words: Vec<String>, shell: bool) -> Vec<String> {
 }
 
 /// Parses `--env K=V`; the value may itself contain `=`.
-fn env_pair(s: &str) -> Result<(String, String), String> {
+pub(super) fn env_pair(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some(("", _)) => Err(format!("{s:?} has no variable name before `=`")),
         Some((key, value)) => Ok((key.to_string(), value.to_string())),
@@ -447,6 +526,7 @@ mod tests {
             created_at: "2026-11-30T09:00:00.000Z".into(),
             updated_at: "2026-11-30T09:00:00.000Z".into(),
             next_fire_at: next.map(str::to_string),
+            paused_until: None,
         }
     }
 

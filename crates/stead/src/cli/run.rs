@@ -1,9 +1,10 @@
-//! `stead run NAME`: start a run of a job now and, with `--wait`, exit as it did.
+//! `stead run NAME [--env K=V]... [-- ARGS...]`: start a run of a job now, with its own
+//! environment and arguments, and, with `--wait`, exit as it did.
 
 use std::path::Path;
 
 use stead_client::Client;
-use stead_protocol::{Run, RunStatus, exit};
+use stead_protocol::{Run, RunParams, RunStatus, exit};
 
 use super::output;
 use super::runs;
@@ -18,12 +19,22 @@ pub struct Args {
     /// Print the run as JSON (with --wait, the ended run)
     #[arg(long)]
     json: bool,
+    /// An environment variable for this run only; repeat for more (a later K wins)
+    #[arg(long = "env", value_name = "K=V", value_parser = super::job::env_pair)]
+    env: Vec<(String, String)>,
+    /// Arguments appended to the command for this run only (a shell job's `$@`), after `--`
+    #[arg(last = true, value_name = "ARGS")]
+    args: Vec<String>,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
     let mut conn = super::connect(&client)?;
-    let mut run = conn.run_now(&args.name)?;
+    let params = RunParams {
+        env: args.env.into_iter().collect(),
+        args: args.args,
+    };
+    let mut run = conn.run_with(&args.name, params)?;
     if !args.wait {
         if args.json {
             output::json(&run)?;

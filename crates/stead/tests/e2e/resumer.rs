@@ -64,7 +64,10 @@ async fn cut_at(dir: &StateDir, at: Timestamp) {
         .await
         .unwrap();
     let run = server
-        .call::<method::RunNow>(RunNow { job: "work".into() })
+        .call::<method::RunNow>(RunNow {
+            job: "work".into(),
+            ..RunNow::default()
+        })
         .await
         .unwrap();
     until(&server, run.id, "started", |r| {

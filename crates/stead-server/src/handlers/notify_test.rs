@@ -1,0 +1,51 @@
+//! `notify_test`: POST one `test` event to a notifier now, outside the outbox, and say
+//! what its receiver answered.
+
+use std::sync::Arc;
+
+use stead_core::clock::rfc3339;
+use stead_protocol::{
+    ErrorBody, ErrorCode, Notification, NotifierName, NotifyEvent, NotifyTestResult,
+};
+
+use super::Answer;
+use crate::ledger::blocking;
+use crate::notify::{post, secret};
+use crate::shared::Shared;
+
+pub async fn handle(shared: &Arc<Shared>, params: NotifierName) -> Answer<NotifyTestResult> {
+    let all = blocking(shared, |s| s.world.store.notifier_list()).await?;
+    let Some((spec, _)) = all.into_iter().find(|(n, _)| n.name == params.name) else {
+        return Err(ErrorBody::new(
+            ErrorCode::NotFound,
+            format!("no notifier named {:?}", params.name),
+        ));
+    };
+    let id = uuid::Uuid::now_v7().to_string();
+    let body = Notification {
+        id: id.clone(),
+        event: NotifyEvent::Test,
+        job: String::new(),
+        at: rfc3339(shared.world.clock.now()),
+        text: format!("stead: a test notification to {}", spec.name),
+        run: None,
+    };
+    let body = serde_json::to_string(&body).expect("a notification serializes");
+    let signing = match spec.sign {
+        true => {
+            Some(secret(shared, &spec.name).map_err(|e| ErrorBody::new(ErrorCode::Internal, e))?)
+        }
+        false => None,
+    };
+    let url = spec.url.clone();
+    let outcome = tokio::task::spawn_blocking(move || post(&url, &body, &id, signing.as_deref()))
+        .await
+        .map_err(|e| ErrorBody::new(ErrorCode::Internal, e.to_string()))?;
+    Ok(NotifyTestResult {
+        name: spec.name,
+        url: spec.url,
+        status: outcome.as_ref().ok().copied(),
+        delivered: outcome.is_ok(),
+        error: outcome.err(),
+    })
+}

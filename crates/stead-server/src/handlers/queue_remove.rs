@@ -1,0 +1,21 @@
+//! `queue_remove`: refused while a job names the queue.
+
+use std::sync::Arc;
+
+use stead_protocol::{Queue, QueueName};
+
+use super::Answer;
+use super::queues::view;
+use crate::ledger::blocking;
+use crate::shared::Shared;
+
+pub async fn handle(shared: &Arc<Shared>, params: QueueName) -> Answer<Queue> {
+    let epoch = shared.epoch();
+    let queue = blocking(shared, move |s| {
+        s.world.store.queue_remove(&params.name, epoch)
+    })
+    .await?;
+    // Its waiting runs are held back by no limit now.
+    shared.waiting_changed.notify_one();
+    Ok(view(&queue, &[], &[]))
+}

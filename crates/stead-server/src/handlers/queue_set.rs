@@ -1,0 +1,48 @@
+//! `queue_set`: create a queue or change its limit.
+
+use std::sync::Arc;
+
+use stead_core::jobs::validate::valid_name;
+use stead_protocol::{Queue, QueueSpec};
+
+use super::queues::view;
+use super::{Answer, invalid};
+use crate::ledger::blocking;
+use crate::shared::Shared;
+
+pub async fn handle(shared: &Arc<Shared>, spec: QueueSpec) -> Answer<Queue> {
+    if !valid_name(&spec.name) {
+        return Err(invalid(format!(
+            "invalid queue name {:?}: use 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit",
+            spec.name
+        )));
+    }
+    if spec.parallel == 0 {
+        return Err(invalid(format!(
+            "queue {}: parallel must be at least 1",
+            spec.name
+        )));
+    }
+    let (epoch, now, machine) = (
+        shared.epoch(),
+        shared.world.clock.now(),
+        shared.world.machine_id.clone(),
+    );
+    let name = spec.name.clone();
+    let (queues, jobs, loads) = blocking(shared, move |s| {
+        s.world.store.queue_set(&spec, now, epoch)?;
+        Ok((
+            s.world.store.queue_list()?,
+            s.world.store.job_list()?,
+            s.world.store.queue_loads(&machine)?,
+        ))
+    })
+    .await?;
+    // A larger limit may let waiting runs start now.
+    shared.waiting_changed.notify_one();
+    let queue = queues
+        .iter()
+        .find(|q| q.name == name)
+        .expect("the queue was just set");
+    Ok(view(queue, &jobs, &loads))
+}

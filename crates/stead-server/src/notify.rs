@@ -1,0 +1,222 @@
+//! Delivering notifications: the outbox's events POSTed to their notifiers, in order,
+//! each until its receiver answers 2xx, with backoff between attempts.
+//!
+//! Events are written by the transactions whose outcomes cause them, so none is lost to
+//! a crash; this task only carries them out. A receiver that is down gets every event
+//! once it is back, oldest first (one notifier's events never overtake each other), each
+//! with its event id (`X-Stead-Event-Id`, and `id` in the body) for de-duplication: an
+//! event whose delivery was accepted but not recorded (a crash in between) is delivered
+//! again. On a shared ledger the scheduler's leader delivers, so each event goes out
+//! from one host at a time.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hmac::{Hmac, Mac};
+use jiff::Timestamp;
+use sha2::Sha256;
+use stead_core::records::OutboxRow;
+use stead_protocol::NotifierSpec;
+use tracing::{info, warn};
+
+use crate::ledger::blocking;
+use crate::shared::Shared;
+
+/// How long one delivery may take before it counts as failed.
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The first pause after a failed delivery; it doubles up to [`LAST_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_secs(1);
+const LAST_PAUSE: Duration = Duration::from_secs(300);
+/// How often the outbox is read when nothing wakes this task: events written by a
+/// monitor reach it through the run's end, this is the backstop.
+const BACKSTOP: Duration = Duration::from_secs(5);
+/// Delivered events are kept this long, then pruned.
+const KEEP_DELIVERED: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The header carrying the event id.
+pub const EVENT_ID_HEADER: &str = "X-Stead-Event-Id";
+/// The header carrying the signature: `sha256=` and the hex HMAC-SHA256 of the body.
+pub const SIGNATURE_HEADER: &str = "X-Stead-Signature";
+
+pub async fn run(shared: Arc<Shared>) {
+    let mut pruned_at: Option<std::time::Instant> = None;
+    loop {
+        let mut events = shared.run_events.subscribe();
+        let leading = *shared.leader.borrow();
+        let next = match leading {
+            Some(epoch) => pass(&shared, epoch).await,
+            None => None,
+        };
+        if pruned_at.is_none_or(|t| t.elapsed() > Duration::from_secs(3600)) {
+            pruned_at = Some(std::time::Instant::now());
+            prune(&shared).await;
+        }
+        let pause = next
+            .map(|at| {
+                let now = shared.world.clock.now();
+                Duration::try_from(at.duration_since(now)).unwrap_or_default()
+            })
+            .unwrap_or(BACKSTOP)
+            .min(BACKSTOP);
+        tokio::select! {
+            () = shared.stop.cancelled() => return,
+            _ = events.recv() => {}
+            () = shared.notifiers_changed.notified() => {}
+            () = tokio::time::sleep(pause) => {}
+        }
+    }
+}
+
+/// Delivers every due event, one notifier's in order; answers when the next is due.
+async fn pass(shared: &Arc<Shared>, epoch: i64) -> Option<Timestamp> {
+    loop {
+        let now = shared.world.clock.now();
+        let found = blocking(shared, move |s| {
+            let due = s.world.store.outbox_due(now)?;
+            let notifiers = s.world.store.notifier_list()?;
+            Ok((due, notifiers))
+        })
+        .await;
+        let (due, notifiers) = match found {
+            Ok(found) => found,
+            Err(e) => {
+                warn!(cause = %e.message, "failed to read the notification outbox");
+                return None;
+            }
+        };
+        if due.is_empty() {
+            return blocking(shared, |s| s.world.store.outbox_next())
+                .await
+                .ok()
+                .flatten();
+        }
+        for row in due {
+            let Some((spec, _)) = notifiers.iter().find(|(n, _)| n.name == row.notifier) else {
+                continue;
+            };
+            let outcome = deliver(shared, spec, &row).await;
+            let at = shared.world.clock.now();
+            let recorded = match outcome {
+                Ok(status) => {
+                    info!(notifier = %spec.name, event = %row.event_id, status, "notification delivered");
+                    Ok(at)
+                }
+                Err(why) => {
+                    let pause = FIRST_PAUSE
+                        .saturating_mul(1u32 << row.attempts.min(16))
+                        .min(LAST_PAUSE);
+                    warn!(notifier = %spec.name, event = %row.event_id, cause = %why, retry_in = ?pause, "notification not delivered");
+                    let next = at
+                        .checked_add(jiff::SignedDuration::try_from(pause).unwrap_or_default())
+                        .unwrap_or(at);
+                    Err((why, next))
+                }
+            };
+            let id = row.id;
+            if let Err(e) = blocking(shared, move |s| {
+                s.world.store.outbox_attempted(id, &recorded, epoch)
+            })
+            .await
+            {
+                warn!(cause = %e.message, "failed to record a notification attempt");
+                return None;
+            }
+        }
+    }
+}
+
+/// POSTs one event; answers the receiver's 2xx status, or why it was not delivered.
+async fn deliver(
+    shared: &Arc<Shared>,
+    spec: &NotifierSpec,
+    row: &OutboxRow,
+) -> Result<u16, String> {
+    let secret = match spec.sign {
+        true => Some(secret(shared, &spec.name)?),
+        false => None,
+    };
+    let (url, body, id) = (spec.url.clone(), row.payload.clone(), row.event_id.clone());
+    tokio::task::spawn_blocking(move || post(&url, &body, &id, secret.as_deref()))
+        .await
+        .map_err(|e| e.to_string())?
+}
+
+/// One POST of `body`; 2xx is delivered, anything else is why not.
+pub fn post(url: &str, body: &str, event_id: &str, secret: Option<&str>) -> Result<u16, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(DELIVERY_TIMEOUT))
+        .http_status_as_error(false)
+        .user_agent(concat!("stead/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into();
+    let mut request = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header(EVENT_ID_HEADER, event_id);
+    if let Some(secret) = secret {
+        request = request.header(SIGNATURE_HEADER, &signature(secret, body));
+    }
+    match request.send(body) {
+        Ok(response) if response.status().is_success() => Ok(response.status().as_u16()),
+        Ok(response) => Err(format!("{url} answered {}", response.status())),
+        Err(e) => Err(format!("{url}: {e}")),
+    }
+}
+
+/// `sha256=` and the hex HMAC-SHA256 of `body` under `secret`.
+pub fn signature(secret: &str, body: &str) -> String {
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes a key of any length");
+    mac.update(body.as_bytes());
+    let digest = mac.finalize().into_bytes();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256={hex}")
+}
+
+/// Where a notifier's signing secret is kept.
+pub fn secret_path(shared: &Shared, name: &str) -> PathBuf {
+    shared
+        .world
+        .paths
+        .dir()
+        .join("notify")
+        .join(format!("{name}.secret"))
+}
+
+/// A notifier's signing secret, made (32 random bytes, hex, mode 0600) when missing.
+pub fn secret(shared: &Shared, name: &str) -> Result<String, String> {
+    let path = secret_path(shared, name);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    crate::web::load_or_create_token(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Deletes events delivered long ago.
+async fn prune(shared: &Arc<Shared>) {
+    let before = shared
+        .world
+        .clock
+        .now()
+        .checked_sub(jiff::SignedDuration::try_from(KEEP_DELIVERED).unwrap_or_default())
+        .unwrap_or(Timestamp::MIN);
+    let epoch = shared.epoch();
+    if let Err(e) = blocking(shared, move |s| s.world.store.outbox_prune(before, epoch)).await {
+        warn!(cause = %e.message, "failed to prune delivered notifications");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signature_is_the_hmac_sha256_of_the_body() {
+        // RFC 4231, test case 2.
+        assert_eq!(
+            signature("Jefe", "what do ya want for nothing?"),
+            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+}

@@ -1,0 +1,189 @@
+//! Handing waiting runs to their monitors: a retry once its delay has passed, and any
+//! run of a queue once the queue has room on this host, oldest first.
+//!
+//! A waiting run is already on the ledger, `queued`, with its plan (a run chained
+//! `after` another gets its plan here, from its job as it is when it starts). Handing it
+//! over is a compare-and-set on the row (`waiting = 1 → 0`), so a run is started once
+//! whoever looks; a server that stops leaves waiting runs waiting, and the next one
+//! picks them up. Runs wait for a place in order: a queue's later runs never overtake
+//! its earliest one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use stead_core::records::{NewRun, WaitingRun};
+use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_protocol::{Concurrency, RunStatus, Trigger};
+use tracing::{error, info};
+
+use crate::ledger::blocking;
+use crate::runs;
+use crate::shared::Shared;
+
+/// Passes whenever a run changes (one ended, one was written waiting) and when the
+/// earliest retry's time comes, until the server stops.
+pub async fn run(shared: Arc<Shared>) {
+    loop {
+        let mut events = shared.run_events.subscribe();
+        let next = pass(&shared).await;
+        let clock = shared.world.clock.clone();
+        tokio::select! {
+            () = shared.stop.cancelled() => return,
+            _ = events.recv() => {}
+            () = shared.waiting_changed.notified() => {}
+            () = async {
+                match next {
+                    Some(at) => clock.sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => {}
+        }
+    }
+}
+
+/// Starts what may start now; answers when the next waiting retry's time comes.
+async fn pass(shared: &Arc<Shared>) -> Option<Timestamp> {
+    let machine = shared.world.machine_id.clone();
+    let found = blocking(shared, move |s| {
+        let waiting = s.world.store.runs_waiting(&machine)?;
+        if waiting.is_empty() {
+            return Ok(None);
+        }
+        let loads = s.world.store.queue_loads(&machine)?;
+        let limits: BTreeMap<String, u32> = s
+            .world
+            .store
+            .queue_list()?
+            .into_iter()
+            .map(|q| (q.name, q.parallel))
+            .collect();
+        Ok(Some((waiting, loads, limits)))
+    })
+    .await;
+    let (waiting, loads, limits) = match found {
+        Ok(Some(found)) => found,
+        Ok(None) => return None,
+        Err(e) => {
+            error!(cause = %e.message, "failed to read the waiting runs");
+            // Looked at again on the next run event.
+            return None;
+        }
+    };
+    let now = shared.world.clock.now();
+    let mut running: BTreeMap<Option<String>, u64> =
+        loads.into_iter().map(|l| (l.queue, l.running)).collect();
+    let mut full: BTreeSet<Option<String>> = BTreeSet::new();
+    let mut next: Option<Timestamp> = None;
+    for run in waiting {
+        if let Some(at) = run.not_before.filter(|at| *at > now) {
+            next = Some(next.map_or(at, |n| n.min(at)));
+            continue;
+        }
+        let limit = match &run.queue {
+            // A queue removed since the run was written holds nothing back.
+            Some(q) => limits.get(q).copied(),
+            None => shared.world.config.queues.default_parallel,
+        };
+        let count = running.entry(run.queue.clone()).or_default();
+        if full.contains(&run.queue) || limit.is_some_and(|l| *count >= u64::from(l)) {
+            full.insert(run.queue.clone());
+            continue;
+        }
+        if start(shared, run).await {
+            *count += 1;
+        }
+    }
+    next
+}
+
+/// Hands one waiting run to a monitor; false when it did not start.
+async fn start(shared: &Arc<Shared>, run: WaitingRun) -> bool {
+    let id = run.id;
+    let (plan, made_now, replaces) = match run.plan {
+        Some(plan) => (plan, false, false),
+        None => match plan_now(shared, id).await {
+            Some((plan, replaces)) => (plan, true, replaces),
+            None => return false,
+        },
+    };
+    let (boot, epoch) = (shared.boot_id.clone(), shared.epoch());
+    let stored = made_now.then(|| plan.clone());
+    let released = blocking(shared, move |s| {
+        s.world.store.run_release(id, &boot, stored.as_ref(), epoch)
+    })
+    .await;
+    match released {
+        Ok(true) => {
+            info!(run = id, job = %run.job, "a waiting run starts");
+            runs::launch(shared, &plan).await;
+            if replaces {
+                // The runs it replaces were asked to stop when it was written.
+                runs::relay_cancels(shared, None).await;
+            }
+            true
+        }
+        // Cancelled meanwhile, or started by a pass before this one.
+        Ok(false) => false,
+        Err(e) => {
+            error!(run = id, cause = %e.message, "failed to start a waiting run");
+            false
+        }
+    }
+}
+
+/// The plan of a run written without one (chained `after` another job's run), from its
+/// job as it is now; a run whose job is gone is cancelled, saying so.
+async fn plan_now(shared: &Arc<Shared>, id: i64) -> Option<(MonitorPlan, bool)> {
+    let found = blocking(shared, move |s| {
+        let Some(run) = s.world.store.run_get(id)? else {
+            return Ok(None);
+        };
+        let job = s.world.store.job_get(&run.job)?;
+        Ok(Some((run, job)))
+    })
+    .await;
+    let (run, job) = match found {
+        Ok(Some(found)) => found,
+        Ok(None) => return None,
+        Err(e) => {
+            error!(run = id, cause = %e.message, "failed to read a waiting run");
+            return None;
+        }
+    };
+    let Some(job) = job else {
+        let end = RunEnd::with_reason(
+            RunStatus::Cancelled,
+            format!(
+                "cancelled before it started: its job {} was removed",
+                run.job
+            ),
+            shared.world.clock.now(),
+        );
+        let epoch = shared.epoch();
+        if let Err(e) = blocking(shared, move |s| {
+            s.world.store.run_settle_queued(id, &end, epoch)
+        })
+        .await
+        {
+            error!(run = id, cause = %e.message, "failed to cancel a run whose job is gone");
+        }
+        let _ = shared.run_events.send(id);
+        return None;
+    };
+    let new = NewRun {
+        parent_id: run.parent_id,
+        params: run.params.clone(),
+        ..NewRun::of(
+            &job,
+            Trigger::After,
+            &run.machine_id,
+            &shared.boot_id,
+            shared.world.clock.now(),
+        )
+    };
+    let log_dir = shared.world.paths.logs_dir().join("runs");
+    let log_path = log_dir.join(format!("{id}.log"));
+    let plan = runs::plan_for(shared, &job.spec, &new, id, &log_path, &run.idempotency_key);
+    Some((plan, job.spec.concurrency == Concurrency::Replace))
+}
