@@ -339,7 +339,7 @@ mod tests {
         assert!(rows.iter().all(|r| r.trigger == Trigger::Scheduled));
         assert_eq!(
             rows[0].reason(None),
-            "fire not run: the job is paused until 2026-12-01T00:00:13Z"
+            "fire not run: the job is paused until 2026-12-01T00:00:13.000Z"
         );
         // After it: the fire at its end is the job's again.
         let rows = paused_fires(&every_second, handled, t("2026-12-01T00:00:20Z"), until);
