@@ -328,6 +328,74 @@ impl SkippedFire {
 }
 
 impl NewRun {
+    /// The `skipped` row of a fire of this run's job not run (at `at`, for `reason`):
+    /// the same job, host, boot, admission time and fence, nothing else of this run's.
+    pub fn fire_not_run(&self, at: Timestamp, trigger: Trigger, reason: String) -> Self {
+        Self {
+            job_id: self.job_id,
+            job: self.job.clone(),
+            trigger,
+            scheduled_at: Some(at),
+            idempotency_key: None,
+            parent_id: None,
+            attempt: 1,
+            machine_id: self.machine_id.clone(),
+            boot_id: self.boot_id.clone(),
+            concurrency: self.concurrency,
+            created_at: self.created_at,
+            fired_through: None,
+            fence: self.fence,
+            original_trigger: None,
+            resolves: None,
+            skip_reason: Some(reason),
+            skipped_fires: Vec::new(),
+            missed: false,
+            params: None,
+            retry: RetryBudget::FromJob,
+            queue: None,
+            waiting: false,
+            not_before: None,
+        }
+    }
+
+    /// The next attempt of `failed` (a run of job `job_id`) after a genuine failure at
+    /// `at`: trigger `retry`, its key, parameters, host and queue, the next `attempt`,
+    /// waiting until `not_before` with what is left of the budget.
+    pub fn retry_of(
+        failed: &Run,
+        job_id: i64,
+        budget: RetryPlan,
+        at: Timestamp,
+        not_before: Timestamp,
+    ) -> Self {
+        Self {
+            job_id,
+            job: failed.job.clone(),
+            trigger: Trigger::Retry,
+            scheduled_at: failed.scheduled_at.as_deref().and_then(|t| t.parse().ok()),
+            idempotency_key: Some(failed.idempotency_key.clone()),
+            parent_id: Some(failed.id),
+            attempt: failed.attempt + 1,
+            machine_id: failed.machine_id.clone(),
+            boot_id: failed.boot_id.clone(),
+            // The failed attempt has ended: there is nothing in flight to weigh it against.
+            concurrency: Concurrency::Allow,
+            created_at: at,
+            fired_through: None,
+            fence: Fence::Host,
+            original_trigger: None,
+            resolves: None,
+            skip_reason: None,
+            skipped_fires: Vec::new(),
+            missed: false,
+            params: failed.params.clone(),
+            retry: RetryBudget::Kept(Some(budget)),
+            queue: failed.queue.clone(),
+            waiting: true,
+            not_before: Some(not_before),
+        }
+    }
+
     /// A first attempt of `job` for `trigger`, created at `now` on this machine and boot;
     /// callers set the fields that differ (scheduled time, parent, ...).
     pub fn of(

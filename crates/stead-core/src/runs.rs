@@ -56,6 +56,34 @@ pub struct MonitorPlan {
     pub retry: Option<crate::retry::RetryPlan>,
 }
 
+impl MonitorPlan {
+    /// The budget of the retry the ledger writes when this run genuinely fails; `None`
+    /// when this is the last attempt (the failure hook's turn).
+    pub fn retry_follows(&self) -> Option<crate::retry::RetryPlan> {
+        self.retry.filter(|r| r.left > 0)
+    }
+
+    /// This plan for another attempt of the same work: run `id` logging to `log_path`,
+    /// with `trigger`, `attempt` and `retry`, and the run variables to match.
+    pub fn for_attempt(
+        mut self,
+        id: i64,
+        log_path: PathBuf,
+        trigger: stead_protocol::Trigger,
+        attempt: i64,
+        retry: Option<crate::retry::RetryPlan>,
+    ) -> Self {
+        self.run_id = id;
+        self.log_path = log_path;
+        self.retry = retry;
+        self.env.insert("STEAD_RUN_ID".into(), id.to_string());
+        self.env
+            .insert("STEAD_TRIGGER".into(), trigger.as_str().into());
+        self.env.insert("STEAD_ATTEMPT".into(), attempt.to_string());
+        self
+    }
+}
+
 /// What a server writes to a monitor's stdin: the run's plan, and how this host reaches
 /// the ledger. The locator travels only over that pipe (a URL may carry a password), so
 /// every host's monitors use their own host's URL.

@@ -40,7 +40,7 @@ pub fn after(
         return;
     }
     // The ledger wrote the next attempt with the failure: the hook is for the last one.
-    if let Some(retry) = plan.retry.filter(|r| r.left > 0) {
+    if let Some(retry) = plan.retry_follows() {
         log.note(&format!(
             "not running the failure hook: a retry follows ({} left)",
             retry.left

@@ -23,9 +23,9 @@ pub fn store_error(e: StoreError) -> ErrorBody {
         | StoreError::NoSuchRun(_)
         | StoreError::NoSuchService(_)
         | StoreError::NoSuchHold(_)
-        | StoreError::UnknownQueue(_)
+        | StoreError::NoSuchQueue(_)
         | StoreError::NoSuchNotifier(_) => ErrorCode::NotFound,
-        StoreError::NoSuchQueue { .. }
+        StoreError::UnknownQueue { .. }
         | StoreError::NoSuchUpstream { .. }
         | StoreError::AfterCycle { .. } => ErrorCode::InvalidParams,
         StoreError::Fenced { .. } => ErrorCode::ShuttingDown,

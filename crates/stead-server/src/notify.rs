@@ -28,10 +28,9 @@ const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The first pause after a failed delivery; it doubles up to [`LAST_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_secs(1);
 const LAST_PAUSE: Duration = Duration::from_secs(300);
-/// How often the outbox is read when nothing wakes this task: events written by a
-/// monitor reach it through the run's end, this is the backstop.
-const BACKSTOP: Duration = Duration::from_secs(5);
-/// Delivered events are kept this long, then pruned.
+/// How long to wait before reading the outbox again after the ledger could not be read.
+const READ_AGAIN: Duration = Duration::from_secs(5);
+/// Delivered events are kept this long, then pruned (with the retention pass).
 const KEEP_DELIVERED: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// The header carrying the event id.
@@ -39,37 +38,47 @@ pub const EVENT_ID_HEADER: &str = "X-Stead-Event-Id";
 /// The header carrying the signature: `sha256=` and the hex HMAC-SHA256 of the body.
 pub const SIGNATURE_HEADER: &str = "X-Stead-Signature";
 
+/// Delivers while this server leads. Every event is written with a change of its run's
+/// row, which wakes this task (a monitor's end on this host, the ledger's announcement
+/// from another); otherwise it sleeps until the next attempt is due.
 pub async fn run(shared: Arc<Shared>) {
-    let mut pruned_at: Option<std::time::Instant> = None;
+    let mut leader = shared.leader.subscribe();
     loop {
         let mut events = shared.run_events.subscribe();
-        let leading = *shared.leader.borrow();
-        let next = match leading {
+        let leading = *leader.borrow_and_update();
+        let wake = match leading {
             Some(epoch) => pass(&shared, epoch).await,
-            None => None,
+            None => Wake::OnEvent,
         };
-        if pruned_at.is_none_or(|t| t.elapsed() > Duration::from_secs(3600)) {
-            pruned_at = Some(std::time::Instant::now());
-            prune(&shared).await;
-        }
-        let pause = next
-            .map(|at| {
-                let now = shared.world.clock.now();
-                Duration::try_from(at.duration_since(now)).unwrap_or_default()
-            })
-            .unwrap_or(BACKSTOP)
-            .min(BACKSTOP);
+        let clock = shared.world.clock.clone();
         tokio::select! {
             () = shared.stop.cancelled() => return,
             _ = events.recv() => {}
             () = shared.notifiers_changed.notified() => {}
-            () = tokio::time::sleep(pause) => {}
+            _ = leader.changed() => {}
+            () = async {
+                match wake {
+                    Wake::At(at) => clock.sleep_until(at).await,
+                    Wake::After(pause) => tokio::time::sleep(pause).await,
+                    Wake::OnEvent => std::future::pending().await,
+                }
+            } => {}
         }
     }
 }
 
-/// Delivers every due event, one notifier's in order; answers when the next is due.
-async fn pass(shared: &Arc<Shared>, epoch: i64) -> Option<Timestamp> {
+/// When to look at the outbox again, besides on a run's change.
+enum Wake {
+    /// The next attempt is due then.
+    At(Timestamp),
+    /// The ledger could not be read: after this long.
+    After(Duration),
+    /// Nothing is pending.
+    OnEvent,
+}
+
+/// Delivers every due event, one notifier's in order; says when to look again.
+async fn pass(shared: &Arc<Shared>, epoch: i64) -> Wake {
     loop {
         let now = shared.world.clock.now();
         let found = blocking(shared, move |s| {
@@ -82,17 +91,18 @@ async fn pass(shared: &Arc<Shared>, epoch: i64) -> Option<Timestamp> {
             Ok(found) => found,
             Err(e) => {
                 warn!(cause = %e.message, "failed to read the notification outbox");
-                return None;
+                return Wake::After(READ_AGAIN);
             }
         };
         if due.is_empty() {
-            return blocking(shared, |s| s.world.store.outbox_next())
-                .await
-                .ok()
-                .flatten();
+            return match blocking(shared, |s| s.world.store.outbox_next()).await {
+                Ok(Some(at)) => Wake::At(at),
+                Ok(None) => Wake::OnEvent,
+                Err(_) => Wake::After(READ_AGAIN),
+            };
         }
         for row in due {
-            let Some((spec, _)) = notifiers.iter().find(|(n, _)| n.name == row.notifier) else {
+            let Some(spec) = notifiers.iter().find(|n| n.name == row.notifier) else {
                 continue;
             };
             let outcome = deliver(shared, spec, &row).await;
@@ -120,7 +130,7 @@ async fn pass(shared: &Arc<Shared>, epoch: i64) -> Option<Timestamp> {
             .await
             {
                 warn!(cause = %e.message, "failed to record a notification attempt");
-                return None;
+                return Wake::After(READ_AGAIN);
             }
         }
     }
@@ -193,8 +203,8 @@ pub fn secret(shared: &Shared, name: &str) -> Result<String, String> {
     crate::web::load_or_create_token(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Deletes events delivered long ago.
-async fn prune(shared: &Arc<Shared>) {
+/// Deletes events delivered long ago (part of the retention pass).
+pub async fn prune(shared: &Arc<Shared>) {
     let before = shared
         .world
         .clock

@@ -57,6 +57,7 @@ pub async fn run(shared: Arc<Shared>) {
             Ok(_) => {}
             Err(e) => warn!(cause = %e.message, "failed to prune by retention"),
         }
+        crate::notify::prune(&shared).await;
         let next = Timestamp::now()
             .checked_add(SignedDuration::try_from(interval).unwrap_or(SignedDuration::MAX))
             .unwrap_or(Timestamp::MAX);

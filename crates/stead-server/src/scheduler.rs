@@ -20,7 +20,7 @@ use stead_core::clock::rfc3339;
 use stead_core::jobs::CatchUpPolicy;
 use stead_core::jobs::JobTiming;
 use stead_core::jobs::timing::{due_fires, paused_fires};
-use stead_core::records::{Fence, NewRun, StoredJob};
+use stead_core::records::{Fence, NewRun, SkippedFire, StoredJob};
 
 pub async fn run(shared: Arc<Shared>) {
     let mut leader = shared.leader.subscribe();
@@ -126,44 +126,54 @@ async fn schedule(
     }
 }
 
-/// Records the fires of a paused job up to now (or the pause's end) as skipped rows
-/// naming the pause. Answers the last fire so handled (`handled` when there was none),
-/// or `None` when they could not be written.
-async fn record_paused(
-    shared: &Arc<Shared>,
-    job: &StoredJob,
-    timing: &JobTiming,
-    handled: Timestamp,
-    now: Timestamp,
-    until: Timestamp,
-) -> Option<Timestamp> {
-    let mut rows = paused_fires(timing, handled, now, until);
-    let Some(latest) = rows.pop() else {
-        return Some(handled);
-    };
-    let reason = latest.reason(None);
-    let new = NewRun {
-        scheduled_at: Some(latest.at),
-        fired_through: Some(latest.at),
+/// The row of a fire of `job` at `at`: recording it moves the job's `fired_through` to
+/// it, fenced by the scheduler's leadership.
+fn fire_row(shared: &Shared, job: &StoredJob, at: Timestamp, trigger: Trigger) -> NewRun {
+    NewRun {
+        scheduled_at: Some(at),
+        fired_through: Some(at),
         fence: Fence::Leader,
-        skip_reason: Some(reason.clone()),
-        skipped_fires: rows,
         ..NewRun::of(
             job,
-            Trigger::Scheduled,
+            trigger,
             shared.queue_host(),
             &shared.boot_id,
             shared.world.clock.now(),
         )
+    }
+}
+
+/// Records fires not run (oldest first) when nothing runs with them: the latest is the
+/// admitted row, the rest ride in its transaction. Answers the latest fire so handled
+/// (`None` when there were none), or `Err` when nothing was written, so that all of them
+/// stay due for the next pass.
+async fn record_not_run(
+    shared: &Arc<Shared>,
+    job: &StoredJob,
+    mut rows: Vec<SkippedFire>,
+) -> Result<Option<Timestamp>, ()> {
+    let Some(latest) = rows.pop() else {
+        return Ok(None);
+    };
+    let count = latest.count + rows.iter().map(|f| f.count).sum::<usize>();
+    let reason = latest.reason(None);
+    let new = NewRun {
+        missed: latest.why.iter().any(|(why, _)| why.is_miss()),
+        skip_reason: Some(reason.clone()),
+        skipped_fires: rows,
+        ..fire_row(shared, job, latest.at, latest.trigger)
     };
     match runs::start(shared, job, new).await {
         Ok(run) => {
-            info!(job = %job.spec.name, run = run.id, %reason, "a paused job's fire recorded skipped");
-            Some(latest.at)
+            info!(
+                job = %job.spec.name, run = run.id, count, reason = %reason,
+                "fires not run recorded skipped"
+            );
+            Ok(Some(latest.at))
         }
         Err(e) => {
-            error!(job = %job.spec.name, cause = %e.message, "failed to record a paused job's fires");
-            None
+            error!(job = %job.spec.name, cause = %e.message, "failed to record fires not run");
+            Err(())
         }
     }
 }
@@ -181,10 +191,9 @@ async fn fire_due(
 ) -> bool {
     let mut handled = job.fired_through.unwrap_or(job.created_at);
     if let Some(until) = job.paused_until.filter(|until| *until > handled) {
-        match record_paused(shared, job, timing, handled, now, until).await {
-            Some(through) => handled = handled.max(through),
-            // Nothing was written: the pause's fires stay due for the next pass.
-            None => return false,
+        match record_not_run(shared, job, paused_fires(timing, handled, now, until)).await {
+            Ok(through) => handled = handled.max(through.unwrap_or(handled)),
+            Err(()) => return false,
         }
         if now < until {
             return false;
@@ -204,18 +213,6 @@ async fn fire_due(
             "missed fires coalesced into one catch-up run"
         );
     }
-    let new_run = |at: Timestamp, trigger| NewRun {
-        scheduled_at: Some(at),
-        fired_through: Some(at),
-        fence: Fence::Leader,
-        ..NewRun::of(
-            job,
-            trigger,
-            shared.queue_host(),
-            &shared.boot_id,
-            shared.world.clock.now(),
-        )
-    };
     let mut runs = due.runs;
     let catching_up = runs.iter().filter(|(_, t)| *t == Trigger::CatchUp).count();
     let forbid = job.spec.concurrency == Concurrency::Forbid;
@@ -239,30 +236,13 @@ async fn fire_due(
     let not_run: usize = skipped.iter().map(|f| f.count).sum();
     let mut carried = false;
     if runs.is_empty() {
-        if let Some(latest) = skipped.pop() {
-            let reason = latest.reason(None);
-            let new = NewRun {
-                missed: latest.why.iter().any(|(why, _)| why.is_miss()),
-                skip_reason: Some(reason.clone()),
-                skipped_fires: std::mem::take(&mut skipped),
-                ..new_run(latest.at, latest.trigger)
-            };
-            match runs::start(shared, job, new).await {
-                Ok(run) => info!(
-                    job = %job.spec.name, run = run.id, count = not_run, reason = %reason,
-                    "fires not run recorded skipped"
-                ),
-                Err(e) => {
-                    // Nothing was written: all of them stay due for the next pass.
-                    error!(job = %job.spec.name, cause = %e.message, "failed to record fires not run");
-                    return false;
-                }
-            }
-        }
-        return one_at_a_time;
+        return match record_not_run(shared, job, skipped).await {
+            Ok(_) => one_at_a_time,
+            Err(()) => false,
+        };
     }
     for (at, trigger) in &runs {
-        let mut new = new_run(*at, *trigger);
+        let mut new = fire_row(shared, job, *at, *trigger);
         if !carried && !skipped.is_empty() {
             carried = true;
             let latest = skipped.iter().map(|f| f.at).max().unwrap_or(*at);

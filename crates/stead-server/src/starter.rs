@@ -182,8 +182,8 @@ async fn plan_now(shared: &Arc<Shared>, id: i64) -> Option<(MonitorPlan, bool)> 
             shared.world.clock.now(),
         )
     };
-    let log_dir = shared.world.paths.logs_dir().join("runs");
-    let log_path = log_dir.join(format!("{id}.log"));
+    // Its log path was written with its row.
+    let log_path = std::path::PathBuf::from(&run.log_path);
     let plan = runs::plan_for(shared, &job.spec, &new, id, &log_path, &run.idempotency_key);
     Some((plan, job.spec.concurrency == Concurrency::Replace))
 }

@@ -111,7 +111,7 @@ fn check_links(tx: &mut impl Steps, spec: &JobSpec) -> Result<(), StoreError> {
     if let Some(queue) = &spec.queue
         && !tx.queue_list()?.iter().any(|q| q.name == *queue)
     {
-        return Err(StoreError::NoSuchQueue {
+        return Err(StoreError::UnknownQueue {
             job: spec.name.clone(),
             queue: queue.clone(),
         });
@@ -412,7 +412,7 @@ impl<B: Backend> Catalog for B {
                 });
             }
             tx.queue_remove(name)?
-                .ok_or_else(|| StoreError::UnknownQueue(name.to_string()))
+                .ok_or_else(|| StoreError::NoSuchQueue(name.to_string()))
         })
     }
 

@@ -48,9 +48,9 @@ pub enum StoreError {
     #[error(
         "job {job:?}: no queue named {queue:?}; create it first with `stead queue set {queue} --parallel N`"
     )]
-    NoSuchQueue { job: String, queue: String },
+    UnknownQueue { job: String, queue: String },
     #[error("no queue named {0:?}")]
-    UnknownQueue(String),
+    NoSuchQueue(String),
     #[error("queue {queue:?} is still named by: {}", jobs.join(", "))]
     QueueInUse { queue: String, jobs: Vec<String> },
     #[error("job {job:?}: after names {after:?}, which is not a job")]

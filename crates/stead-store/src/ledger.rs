@@ -200,31 +200,7 @@ fn record_skipped_fires(
     let mut ids = Vec::with_capacity(new.skipped_fires.len());
     for fire in &new.skipped_fires {
         let reason = fire.reason(catch_up_run);
-        let row = NewRun {
-            trigger: fire.trigger,
-            scheduled_at: Some(fire.at),
-            idempotency_key: None,
-            parent_id: None,
-            attempt: 1,
-            fired_through: None,
-            original_trigger: None,
-            resolves: None,
-            skip_reason: Some(reason.clone()),
-            skipped_fires: Vec::new(),
-            missed: false,
-            params: None,
-            retry: stead_core::records::RetryBudget::FromJob,
-            queue: None,
-            waiting: false,
-            not_before: None,
-            job: new.job.clone(),
-            machine_id: new.machine_id.clone(),
-            boot_id: new.boot_id.clone(),
-            job_id: new.job_id,
-            concurrency: new.concurrency,
-            created_at: new.created_at,
-            fence: new.fence,
-        };
+        let row = new.fire_not_run(fire.at, fire.trigger, reason.clone());
         let verdict = admission::Verdict {
             status: RunStatus::Skipped,
             reason: Some(reason),

@@ -3,7 +3,7 @@
 //! them (`outcomes.rs`); this is how they are declared, read and marked delivered.
 
 use jiff::Timestamp;
-use stead_core::records::{NotifierStats, OutboxEvent, OutboxRow};
+use stead_core::records::{NotifierStats, OutboxRow};
 use stead_protocol::NotifierSpec;
 
 use crate::StoreError;
@@ -18,12 +18,12 @@ pub trait Notices {
         now: Timestamp,
         epoch: i64,
     ) -> Result<(), StoreError>;
+    /// All notifiers, by name.
+    fn notifier_list(&self) -> Result<Vec<NotifierSpec>, StoreError>;
     /// All notifiers with how their deliveries stand, by name.
-    fn notifier_list(&self) -> Result<Vec<(NotifierSpec, NotifierStats)>, StoreError>;
+    fn notifier_report(&self) -> Result<Vec<(NotifierSpec, NotifierStats)>, StoreError>;
     /// Removes a notifier and the events not yet delivered to it.
     fn notifier_remove(&self, name: &str, epoch: i64) -> Result<NotifierSpec, StoreError>;
-    /// Writes one event (a test) outside any outcome.
-    fn outbox_add(&self, event: &OutboxEvent, epoch: i64) -> Result<(), StoreError>;
     /// Each notifier's oldest undelivered event whose attempt is due by `now`.
     fn outbox_due(&self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError>;
     /// The earliest next attempt of an undelivered event.
@@ -52,7 +52,11 @@ impl<B: Backend> Notices for B {
         })
     }
 
-    fn notifier_list(&self) -> Result<Vec<(NotifierSpec, NotifierStats)>, StoreError> {
+    fn notifier_list(&self) -> Result<Vec<NotifierSpec>, StoreError> {
+        self.read(&mut |tx| tx.notifier_list())
+    }
+
+    fn notifier_report(&self) -> Result<Vec<(NotifierSpec, NotifierStats)>, StoreError> {
         self.read(&mut |tx| {
             let mut all = Vec::new();
             for spec in tx.notifier_list()? {
@@ -71,10 +75,6 @@ impl<B: Backend> Notices for B {
             tx.announce(Announce::Changed)?;
             Ok(spec)
         })
-    }
-
-    fn outbox_add(&self, event: &OutboxEvent, epoch: i64) -> Result<(), StoreError> {
-        self.write(Guard::Host(epoch), &mut |tx| tx.outbox_insert(event))
     }
 
     fn outbox_due(&self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError> {

@@ -3,15 +3,14 @@
 //! and the events notifiers are told of. Nothing here can be lost between the end and
 //! its consequences: they commit together or not at all.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use stead_core::admission::{self, Verdict};
 use stead_core::clock::rfc3339;
-use stead_core::records::{NewRun, OutboxEvent, RetryBudget, SkippedFire};
-use stead_core::retry::RetryPlan;
+use stead_core::records::{NewRun, OutboxEvent, SkippedFire};
 use stead_core::runs::{MonitorPlan, default_key};
-use stead_protocol::{Concurrency, Notification, NotifyEvent, Run, RunStatus, Trigger};
+use stead_protocol::{Notification, NotifierSpec, NotifyEvent, Run, RunStatus, Trigger};
 
 use crate::StoreError;
 use crate::backend::{Announce, InFlightOf, Steps};
@@ -24,10 +23,12 @@ pub(crate) fn after_end(tx: &mut impl Steps, run_id: i64) -> Result<(), StoreErr
     };
     let at = ended_at(&run);
     match run.status {
-        RunStatus::Failed => {
-            if let Some((plan, epoch)) = retry_of(tx, &run)? {
+        RunStatus::Failed => match tx.run_plan(run.id)? {
+            Some((Some(plan), epoch)) if plan.retry_follows().is_some() => {
                 schedule_retry(tx, &run, plan, epoch, at)?;
-            } else {
+            }
+            _ => {
+                let listeners = listeners(tx, NotifyEvent::Failed, &run.job)?;
                 let text = format!(
                     "{} run {} failed{}: {}",
                     run.job,
@@ -35,23 +36,52 @@ pub(crate) fn after_end(tx: &mut impl Steps, run_id: i64) -> Result<(), StoreErr
                     attempts(&run),
                     run.reason.as_deref().unwrap_or("it failed")
                 );
-                notify(tx, NotifyEvent::Failed, &run.job, Some(&run), text, at)?;
+                notify(
+                    tx,
+                    &listeners,
+                    NotifyEvent::Failed,
+                    &run.job,
+                    Some(&run),
+                    text,
+                    at,
+                )?;
             }
-        }
+        },
         RunStatus::Interrupted => {
+            let listeners = listeners(tx, NotifyEvent::Interrupted, &run.job)?;
             let text = format!(
                 "{} run {} was cut: {}",
                 run.job,
                 run.id,
                 run.reason.as_deref().unwrap_or("interrupted")
             );
-            notify(tx, NotifyEvent::Interrupted, &run.job, Some(&run), text, at)?;
+            notify(
+                tx,
+                &listeners,
+                NotifyEvent::Interrupted,
+                &run.job,
+                Some(&run),
+                text,
+                at,
+            )?;
         }
         RunStatus::Succeeded => {
             let job_id = tx.run_job(run.id)?;
-            if tx.run_last_outcome_before(job_id, run.id)? == Some(RunStatus::Failed) {
+            // The look back is only worth a read when someone wants to hear of it.
+            let listeners = listeners(tx, NotifyEvent::Recovered, &run.job)?;
+            if !listeners.is_empty()
+                && tx.run_last_outcome_before(job_id, run.id)? == Some(RunStatus::Failed)
+            {
                 let text = format!("{} run {} succeeded after a failure", run.job, run.id);
-                notify(tx, NotifyEvent::Recovered, &run.job, Some(&run), text, at)?;
+                notify(
+                    tx,
+                    &listeners,
+                    NotifyEvent::Recovered,
+                    &run.job,
+                    Some(&run),
+                    text,
+                    at,
+                )?;
             }
             start_after(tx, &run, at)?;
         }
@@ -69,13 +99,22 @@ pub(crate) fn not_resumed(
     let Some(run) = tx.run_get(run_id)? else {
         return Ok(());
     };
+    let listeners = listeners(tx, NotifyEvent::NotResumed, &run.job)?;
     let text = format!(
         "{} run {} was cut and is {}",
         run.job,
         run.id,
         run.resolution.as_deref().unwrap_or("not resumed")
     );
-    notify(tx, NotifyEvent::NotResumed, &run.job, Some(&run), text, now)
+    notify(
+        tx,
+        &listeners,
+        NotifyEvent::NotResumed,
+        &run.job,
+        Some(&run),
+        text,
+        now,
+    )
 }
 
 /// Fires of `new`'s job were missed (outside the catch-up window, or `catch_up =
@@ -95,6 +134,10 @@ pub(crate) fn missed(
     if count == 0 {
         return Ok(());
     }
+    let listeners = listeners(tx, NotifyEvent::Missed, &new.job)?;
+    if listeners.is_empty() {
+        return Ok(());
+    }
     let run = tx.run_get(row)?;
     let why = run
         .as_ref()
@@ -103,6 +146,7 @@ pub(crate) fn missed(
     let text = format!("{}: {count} fire(s) not run ({why})", new.job);
     notify(
         tx,
+        &listeners,
         NotifyEvent::Missed,
         &new.job,
         run.as_ref(),
@@ -126,15 +170,9 @@ fn attempts(run: &Run) -> String {
     }
 }
 
-/// A failed run's plan (and the epoch its row carries) when it still allows a retry.
-fn retry_of(tx: &mut impl Steps, run: &Run) -> Result<Option<(MonitorPlan, i64)>, StoreError> {
-    let Some((Some(plan), epoch)) = tx.run_plan(run.id)? else {
-        return Ok(None);
-    };
-    Ok(plan
-        .retry
-        .is_some_and(|r| r.left > 0)
-        .then_some((plan, epoch)))
+/// The log of run `id`, beside the log of `run` it follows from.
+fn log_beside(run: &Run, id: i64) -> PathBuf {
+    Path::new(&run.log_path).with_file_name(format!("{id}.log"))
 }
 
 /// Writes the next attempt of a failed run: `queued`, waiting out its delay, with the
@@ -142,54 +180,29 @@ fn retry_of(tx: &mut impl Steps, run: &Run) -> Result<Option<(MonitorPlan, i64)>
 fn schedule_retry(
     tx: &mut impl Steps,
     run: &Run,
-    mut plan: MonitorPlan,
+    plan: MonitorPlan,
     epoch: i64,
     at: Timestamp,
 ) -> Result<(), StoreError> {
-    let retry: RetryPlan = plan.retry.expect("a plan that allows a retry has a budget");
+    let retry = plan.retry_follows().expect("a retry follows this failure");
     let next = retry.next().expect("a retry is left");
     let not_before = at
         .checked_add(jiff::SignedDuration::try_from(retry.delay(run.id)).unwrap_or_default())
         .unwrap_or(at);
-    let new = NewRun {
-        job_id: tx.run_job(run.id)?,
-        job: run.job.clone(),
-        trigger: Trigger::Retry,
-        scheduled_at: run.scheduled_at.as_deref().and_then(|t| t.parse().ok()),
-        idempotency_key: Some(run.idempotency_key.clone()),
-        parent_id: Some(run.id),
-        attempt: run.attempt + 1,
-        machine_id: run.machine_id.clone(),
-        boot_id: run.boot_id.clone(),
-        concurrency: Concurrency::Allow,
-        created_at: at,
-        fired_through: None,
-        fence: stead_core::records::Fence::Host,
-        original_trigger: None,
-        resolves: None,
-        skip_reason: None,
-        skipped_fires: Vec::new(),
-        missed: false,
-        params: run.params.clone(),
-        retry: RetryBudget::Kept(Some(next)),
-        queue: run.queue.clone(),
-        waiting: true,
-        not_before: Some(not_before),
-    };
+    let new = NewRun::retry_of(run, tx.run_job(run.id)?, next, at, not_before);
     let queued = Verdict {
         status: RunStatus::Queued,
         reason: None,
     };
     let id = tx.run_insert(&new, &queued, epoch)?;
-    let log_path = Path::new(&run.log_path).with_file_name(format!("{id}.log"));
-    plan.run_id = id;
-    plan.log_path = log_path.clone();
-    plan.retry = Some(next);
-    plan.env.insert("STEAD_RUN_ID".into(), id.to_string());
-    plan.env
-        .insert("STEAD_TRIGGER".into(), Trigger::Retry.as_str().into());
-    plan.env
-        .insert("STEAD_ATTEMPT".into(), new.attempt.to_string());
+    let log_path = log_beside(run, id);
+    let plan = plan.for_attempt(
+        id,
+        log_path.clone(),
+        Trigger::Retry,
+        new.attempt,
+        Some(next),
+    );
     tx.run_complete(id, &run.idempotency_key, &log_path, &plan_json(Some(&plan)))?;
     tx.announce(Announce::Run(id))?;
     Ok(())
@@ -205,6 +218,10 @@ fn start_after(tx: &mut impl Steps, run: &Run, at: Timestamp) -> Result<(), Stor
         .into_iter()
         .filter(|j| j.spec.enabled && j.spec.after.contains(&run.job))
         .collect();
+    if downstream.is_empty() {
+        return Ok(());
+    }
+    let epoch = tx.run_plan(run.id)?.map_or(0, |(_, epoch)| epoch);
     for job in downstream {
         let new = NewRun {
             parent_id: Some(run.id),
@@ -213,16 +230,11 @@ fn start_after(tx: &mut impl Steps, run: &Run, at: Timestamp) -> Result<(), Stor
         };
         tx.lock_job(job.id)?;
         let running = tx.runs_in_flight(InFlightOf::Job(job.id))?;
-        // Only a resume can meet an overlap it must wait out; this is a new run.
-        let verdict = admission::admission(&new, &running).unwrap_or(Verdict {
-            status: RunStatus::Skipped,
-            reason: Some("overlap (concurrency = forbid)".into()),
-        });
-        let epoch = run_epoch(tx, run)?;
+        let verdict = admission::admission(&new, &running)
+            .expect("only a resume waits out an overlap, and this run resumes nothing");
         let id = tx.run_insert(&new, &verdict, epoch)?;
         let key = default_key(&new, id);
-        let log_path = Path::new(&run.log_path).with_file_name(format!("{id}.log"));
-        tx.run_complete(id, &key, &log_path, &plan_json(None))?;
+        tx.run_complete(id, &key, &log_beside(run, id), &plan_json(None))?;
         if admission::replaces(&new, &verdict) {
             for other in &running {
                 tx.run_request_cancel(other.id, at)?;
@@ -234,29 +246,38 @@ fn start_after(tx: &mut impl Steps, run: &Run, at: Timestamp) -> Result<(), Stor
     Ok(())
 }
 
-fn run_epoch(tx: &mut impl Steps, run: &Run) -> Result<i64, StoreError> {
-    Ok(tx.run_plan(run.id)?.map_or(0, |(_, epoch)| epoch))
+/// The notifiers that ask for `event` about `job`.
+fn listeners(
+    tx: &mut impl Steps,
+    event: NotifyEvent,
+    job: &str,
+) -> Result<Vec<NotifierSpec>, StoreError> {
+    Ok(tx
+        .notifier_list()?
+        .into_iter()
+        .filter(|n| {
+            let wanted = if n.events.is_empty() {
+                NotifyEvent::DEFAULT.contains(&event)
+            } else {
+                n.events.contains(&event)
+            };
+            wanted && (n.jobs.is_empty() || n.jobs.iter().any(|j| j == job))
+        })
+        .collect())
 }
 
-/// Writes `event` to the outbox of every notifier that asks for it about `job`.
-pub(crate) fn notify(
+/// Writes `event` to the outbox of each of `listeners`. The outcome's own row change is
+/// announced already, which is what wakes the server that delivers.
+fn notify(
     tx: &mut impl Steps,
+    listeners: &[NotifierSpec],
     event: NotifyEvent,
     job: &str,
     run: Option<&Run>,
     text: String,
     at: Timestamp,
 ) -> Result<(), StoreError> {
-    let notifiers = tx.notifier_list()?;
-    for notifier in notifiers {
-        let wanted = if notifier.events.is_empty() {
-            NotifyEvent::DEFAULT.contains(&event)
-        } else {
-            notifier.events.contains(&event)
-        };
-        if !wanted || !(notifier.jobs.is_empty() || notifier.jobs.iter().any(|j| j == job)) {
-            continue;
-        }
+    for notifier in listeners {
         let event_id = uuid::Uuid::now_v7().to_string();
         let body = Notification {
             id: event_id.clone(),
@@ -274,7 +295,6 @@ pub(crate) fn notify(
             payload: serde_json::to_string(&body).expect("a notification serializes"),
             created_at: at,
         })?;
-        tx.announce(Announce::Changed)?;
     }
     Ok(())
 }

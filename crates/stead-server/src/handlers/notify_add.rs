@@ -28,7 +28,7 @@ pub async fn handle(shared: &Arc<Shared>, spec: NotifierSpec) -> Answer<Notifier
     let name = spec.name.clone();
     let all = blocking(shared, move |s| {
         s.world.store.notifier_set(&spec, now, epoch)?;
-        s.world.store.notifier_list()
+        s.world.store.notifier_report()
     })
     .await?;
     shared.notifiers_changed.notify_one();

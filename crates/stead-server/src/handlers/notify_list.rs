@@ -10,7 +10,7 @@ use crate::ledger::blocking;
 use crate::shared::Shared;
 
 pub async fn handle(shared: &Arc<Shared>) -> Answer<Vec<Notifier>> {
-    let all = blocking(shared, |s| s.world.store.notifier_list()).await?;
+    let all = blocking(shared, |s| s.world.store.notifier_report()).await?;
     Ok(all
         .into_iter()
         .map(|(spec, stats)| view(shared, spec, stats))

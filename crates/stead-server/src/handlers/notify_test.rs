@@ -9,17 +9,16 @@ use stead_protocol::{
 };
 
 use super::Answer;
-use crate::ledger::blocking;
+use stead_store::StoreError;
+
+use crate::ledger::{blocking, store_error};
 use crate::notify::{post, secret};
 use crate::shared::Shared;
 
 pub async fn handle(shared: &Arc<Shared>, params: NotifierName) -> Answer<NotifyTestResult> {
     let all = blocking(shared, |s| s.world.store.notifier_list()).await?;
-    let Some((spec, _)) = all.into_iter().find(|(n, _)| n.name == params.name) else {
-        return Err(ErrorBody::new(
-            ErrorCode::NotFound,
-            format!("no notifier named {:?}", params.name),
-        ));
+    let Some(spec) = all.into_iter().find(|n| n.name == params.name) else {
+        return Err(store_error(StoreError::NoSuchNotifier(params.name)));
     };
     let id = uuid::Uuid::now_v7().to_string();
     let body = Notification {
