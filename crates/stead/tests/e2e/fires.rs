@@ -4,14 +4,16 @@
 //! each fire not run, naming why.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use stead_store::postgres::scratch::ScratchDb;
 
 use crate::api::Api;
-use crate::harness::{StateDir, add_job, json, ms_of, now_ms, signal, wait_until};
+use crate::harness::{
+    StateDir, add_job, json, ms_of, now_ms, signal, wait_until, wait_until_within,
+};
 
 /// libfaketime: moves what a process reads as the wall clock, re-reading the offset from
 /// a file on every call; its monotonic clock (tokio's timers) stays real.
@@ -82,20 +84,11 @@ fn runs_of(dir: &StateDir, job: &str) -> Vec<Value> {
         .clone()
 }
 
-/// Waits until `cond` holds, failing with `what` after `patience`.
-fn wait_long(what: &str, patience: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + patience;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// The job's rows once the ledger has one for the first fire and each of the 30 slept
 /// through.
 fn thirty_one_rows(dir: &StateDir) -> Vec<Value> {
     let mut runs = Vec::new();
-    wait_long(
+    wait_until_within(
         "the ledger accounts for every fire slept through",
         Duration::from_secs(30),
         || {
@@ -124,7 +117,7 @@ fn sleep_across_thirty_fires_on(mut clock: FakeClock, extra: &[&str]) -> (FakeCl
     let created = clock.now_ms();
     assert!(created < first - 5_000, "the job was added in time");
     clock.advance((first - 3_000 - created) / 1_000);
-    wait_long("the first fire runs", Duration::from_secs(40), || {
+    wait_until_within("the first fire runs", Duration::from_secs(40), || {
         runs_of(&clock.dir, "tick")
             .iter()
             .any(|r| r["status"] == "succeeded")

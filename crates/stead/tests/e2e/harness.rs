@@ -357,8 +357,13 @@ pub fn signal(pid: u32, sig: i32) {
 }
 
 /// Waits until `cond` holds, failing the test with `what` after `PATIENCE`.
-pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
+pub fn wait_until(what: &str, cond: impl FnMut() -> bool) {
+    wait_until_within(what, PATIENCE, cond);
+}
+
+/// [`wait_until`] for a condition that takes longer than the usual patience to come.
+pub fn wait_until_within(what: &str, patience: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + patience;
     while !cond() {
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(10));
