@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use jiff::{SignedDuration, Timestamp};
-use stead_protocol::{Concurrency, JobSpec, Run, RunParams, RunStatus, ServiceSpec, Trigger};
+use stead_protocol::{
+    Concurrency, JobSpec, NotifierSpec, QueueSpec, Run, RunParams, RunStatus, ServiceSpec, Trigger,
+};
 
 use crate::identity::StartIdentity;
 use crate::retry::RetryPlan;
@@ -21,6 +23,12 @@ pub struct Changes {
     pub update_jobs: Vec<(JobSpec, bool)>,
     pub remove_jobs: Vec<String>,
     pub remove_services: Vec<String>,
+    /// Queues created or changed (their limit), and removed.
+    pub set_queues: Vec<QueueSpec>,
+    pub remove_queues: Vec<String>,
+    /// Notifiers created or replaced, and removed.
+    pub set_notifiers: Vec<NotifierSpec>,
+    pub remove_notifiers: Vec<String>,
 }
 
 /// A service as stored.

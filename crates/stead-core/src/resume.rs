@@ -131,6 +131,7 @@ mod tests {
             queue: None,
             waiting: None,
             not_before: None,
+            followed_by: None,
         }
     }
 

@@ -42,8 +42,9 @@ pub fn after(
     // The ledger wrote the next attempt with the failure: the hook is for the last one.
     if let Some(retry) = plan.retry_follows() {
         log.note(&format!(
-            "not running the failure hook: a retry follows ({} left)",
-            retry.left
+            "not running the failure hook: retry {} of {} follows",
+            retry.made + 1,
+            retry.made + retry.left
         ));
         return;
     }

@@ -204,14 +204,17 @@ pub struct Job {
     pub paused_until: Option<String>,
 }
 
-/// Parameters of `job_pause`: pause `name` until `until` (RFC 3339), or unpause it
-/// (`until` absent).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Parameters of `job_pause`: pause `name` for a while (`for`, a duration counted on the
+/// server's clock) or until `until` (RFC 3339), or unpause it (neither given).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PauseParams {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
+    /// Such as `"30m"` or `"2h"`; exclusive with `until`.
+    #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -257,7 +260,13 @@ pub struct ApplyParams {
     /// Services declared in the same file (`[[service]]` tables).
     #[serde(default)]
     pub services: Vec<crate::ServiceSpec>,
-    /// Remove jobs (and services) that are not in the file.
+    /// Queues declared in the same file (`[[queue]]` tables).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<crate::QueueSpec>,
+    /// Notifiers declared in the same file (`[[notify]]` tables).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notifiers: Vec<crate::NotifierSpec>,
+    /// Remove jobs (and services, queues and notifiers) that are not in the file.
     #[serde(default)]
     pub prune: bool,
     /// Compute and report the plan, change nothing.
@@ -275,12 +284,18 @@ pub struct ApplyResult {
     pub dry_run: bool,
     /// The same for services.
     #[serde(default)]
-    pub services: ServiceChanges,
+    pub services: NameChanges,
+    /// The same for queues.
+    #[serde(default)]
+    pub queues: NameChanges,
+    /// The same for notifiers.
+    #[serde(default)]
+    pub notifiers: NameChanges,
 }
 
-/// What `apply` did to services.
+/// What `apply` did to the services, queues or notifiers of a file, by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServiceChanges {
+pub struct NameChanges {
     pub created: Vec<String>,
     pub changed: Vec<String>,
     pub removed: Vec<String>,

@@ -33,8 +33,8 @@ mod status;
 
 pub use disk::{DiskSpace, KeepFree};
 pub use job::{
-    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, PauseParams,
-    ResumeOn, ServiceChanges, SetEnabled,
+    ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, NameChanges,
+    PauseParams, ResumeOn, SetEnabled,
 };
 pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,

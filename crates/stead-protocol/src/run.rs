@@ -128,6 +128,10 @@ pub struct Run {
     /// A queued retry does not start before this time (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_before: Option<String>,
+    /// The run that carries this one on: its retry (after a genuine failure) or its
+    /// resume (after a cut). Absent while there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub followed_by: Option<i64>,
 }
 
 /// A run's own environment and arguments, on top of its job's.

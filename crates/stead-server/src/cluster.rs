@@ -177,15 +177,19 @@ async fn claim(shared: Arc<Shared>) {
                 c.runs_claim(&host, CLAIM_BATCH, epoch)
             })
             .await;
-            let plans = match claimed {
-                Ok(plans) => plans,
+            let claimed = match claimed {
+                Ok(claimed) => claimed,
                 Err(e) => {
                     warn!(cause = %e.message, "failed to claim queued runs");
                     break;
                 }
             };
-            let full = plans.len() == CLAIM_BATCH as usize;
-            for plan in plans {
+            let full = claimed.len() == CLAIM_BATCH as usize;
+            if claimed.waiting > 0 {
+                // They wait for a place in their queue here: the starter hands them over.
+                shared.waiting_changed.notify_one();
+            }
+            for plan in claimed.plans {
                 info!(run = plan.run_id, "claimed a queued run");
                 runs::launch(&shared, &plan).await;
             }

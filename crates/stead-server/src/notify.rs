@@ -101,11 +101,24 @@ async fn pass(shared: &Arc<Shared>, epoch: i64) -> Wake {
                 Err(_) => Wake::After(READ_AGAIN),
             };
         }
+        // One notifier's events go one at a time, in order (each pass takes the head of
+        // each); different notifiers are delivered to at once, so a receiver that hangs
+        // until the timeout holds back only its own events.
+        let mut attempts = tokio::task::JoinSet::new();
         for row in due {
-            let Some(spec) = notifiers.iter().find(|n| n.name == row.notifier) else {
+            let Some(spec) = notifiers.iter().find(|n| n.name == row.notifier).cloned() else {
                 continue;
             };
-            let outcome = deliver(shared, spec, &row).await;
+            let shared = shared.clone();
+            attempts.spawn(async move {
+                let outcome = deliver(&shared, &spec, &row).await;
+                (spec, row, outcome)
+            });
+        }
+        while let Some(joined) = attempts.join_next().await {
+            let Ok((spec, row, outcome)) = joined else {
+                continue;
+            };
             let at = shared.world.clock.now();
             let recorded = match outcome {
                 Ok(status) => {

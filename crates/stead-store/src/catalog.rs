@@ -235,6 +235,24 @@ fn remove_service(tx: &mut impl Steps, name: &str) -> Result<StoredService, Stor
     Ok(service)
 }
 
+/// Refused while a job names the queue: its runs would silently lose their limit.
+fn remove_queue(tx: &mut impl Steps, name: &str) -> Result<StoredQueue, StoreError> {
+    let jobs: Vec<String> = tx
+        .job_list()?
+        .into_iter()
+        .filter(|j| j.spec.queue.as_deref() == Some(name))
+        .map(|j| j.spec.name)
+        .collect();
+    if !jobs.is_empty() {
+        return Err(StoreError::QueueInUse {
+            queue: name.to_string(),
+            jobs,
+        });
+    }
+    tx.queue_remove(name)?
+        .ok_or_else(|| StoreError::NoSuchQueue(name.to_string()))
+}
+
 /// A catalog write: fenced, serialized with every other, and announced to every server
 /// (their schedulers and readiness waiters look again).
 fn catalog_write<B: Backend, T>(
@@ -311,6 +329,13 @@ impl<B: Backend> Catalog for B {
     /// no job names them).
     fn apply(&self, changes: &Changes, now: Timestamp, epoch: i64) -> Result<(), StoreError> {
         catalog_write(self, epoch, |tx| {
+            // Queues first: the jobs' links to them are checked below.
+            for spec in &changes.set_queues {
+                tx.queue_upsert(spec, now)?;
+            }
+            for spec in &changes.set_notifiers {
+                tx.notifier_upsert(spec, now)?;
+            }
             for spec in &changes.create_services {
                 insert_service(tx, spec, now)?;
             }
@@ -339,6 +364,13 @@ impl<B: Backend> Catalog for B {
             }
             for name in &changes.remove_services {
                 remove_service(tx, name)?;
+            }
+            for name in &changes.remove_queues {
+                remove_queue(tx, name)?;
+            }
+            for name in &changes.remove_notifiers {
+                tx.notifier_remove(name)?
+                    .ok_or_else(|| StoreError::NoSuchNotifier(name.clone()))?;
             }
             Ok(())
         })
@@ -398,22 +430,7 @@ impl<B: Backend> Catalog for B {
     }
 
     fn queue_remove(&self, name: &str, epoch: i64) -> Result<StoredQueue, StoreError> {
-        catalog_write(self, epoch, |tx| {
-            let jobs: Vec<String> = tx
-                .job_list()?
-                .into_iter()
-                .filter(|j| j.spec.queue.as_deref() == Some(name))
-                .map(|j| j.spec.name)
-                .collect();
-            if !jobs.is_empty() {
-                return Err(StoreError::QueueInUse {
-                    queue: name.to_string(),
-                    jobs,
-                });
-            }
-            tx.queue_remove(name)?
-                .ok_or_else(|| StoreError::NoSuchQueue(name.to_string()))
-        })
+        catalog_write(self, epoch, |tx| remove_queue(tx, name))
     }
 
     fn hold_list(&self) -> Result<Vec<StoredHold>, StoreError> {

@@ -28,6 +28,28 @@ pub struct ClaimingHost<'a> {
     pub state_dir: &'a Path,
 }
 
+/// What a claim took.
+#[derive(Debug, Default)]
+pub struct Claimed {
+    /// The plans of the runs to start now.
+    pub plans: Vec<MonitorPlan>,
+    /// How many claimed runs wait for a place in their queue on this host (its starter
+    /// hands them to monitors).
+    pub waiting: usize,
+}
+
+impl Claimed {
+    /// How many runs the claim took.
+    pub fn len(&self) -> usize {
+        self.plans.len() + self.waiting
+    }
+
+    /// Whether it took none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 pub trait Cluster: Send + Sync {
     /// Claims or renews the scheduler's leadership for the server holding `lease`, until
     /// `ttl` past the database's now; returns the leader epoch while it leads.
@@ -46,14 +68,15 @@ pub trait Cluster: Send + Sync {
     fn hosts(&self) -> Result<Vec<HostRow>, StoreError>;
 
     /// Claims up to `limit` queued runs no host has claimed that `host` may run, for
-    /// this host (fenced by its `epoch`), and returns their monitor plans with logs under
-    /// `log_dir`. Runs are taken with `FOR UPDATE SKIP LOCKED`: two hosts never claim one.
+    /// this host (fenced by its `epoch`), with their plans' logs under `log_dir`. Runs
+    /// are taken with `FOR UPDATE SKIP LOCKED`: two hosts never claim one. A claimed run
+    /// that waits for a place in a queue goes on waiting, on this host.
     fn runs_claim(
         &self,
         host: &ClaimingHost<'_>,
         limit: u32,
         epoch: i64,
-    ) -> Result<Vec<MonitorPlan>, StoreError>;
+    ) -> Result<Claimed, StoreError>;
 
     /// Ends, at `now`, the runs in flight of other hosts whose servers have not renewed
     /// their lease for `silence` by the database's clock as interrupted (fenced by the

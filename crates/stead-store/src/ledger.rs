@@ -165,14 +165,14 @@ fn admit(
         Vec::new()
     };
     tx.announce(Announce::Run(id))?;
-    if new.waiting {
-        // Its plan is on the row: a server hands it to a monitor once its queue has room.
-        monitor_plan = None;
-    } else if new.machine_id.is_empty() && monitor_plan.is_some() {
-        // Queued for any host of a shared ledger: the host that claims it starts it,
-        // with the plan kept on the row.
+    if new.machine_id.is_empty() && monitor_plan.is_some() {
+        // Queued for any host of a shared ledger: the host that claims it starts it (or,
+        // when it waits, keeps it waiting), with the plan kept on the row.
         monitor_plan = None;
         tx.announce(Announce::Queued)?;
+    } else if new.waiting {
+        // Its plan is on the row: a server hands it to a monitor once its queue has room.
+        monitor_plan = None;
     }
     Ok(Admission {
         run,

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use stead_core::locator::{LedgerRef, StoreLocator};
 
 pub use catalog::Catalog;
-pub use cluster::{ClaimingHost, Cluster, LOG_CHUNK_BYTES};
+pub use cluster::{Claimed, ClaimingHost, Cluster, LOG_CHUNK_BYTES};
 pub use error::{BackendError, StoreError};
 pub use lease::Lease;
 pub use ledger::{PlanFn, RunLedger};

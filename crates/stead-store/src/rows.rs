@@ -111,15 +111,12 @@ pub fn waiting_words(
     if !waiting {
         return None;
     }
-    let place = match queue {
-        Some(q) => format!("a place in queue {q}"),
-        None => "a place among this host's runs".to_string(),
-    };
-    Some(match not_before_ms {
-        Some(ms) => format!(
-            "its retry delay, until {}, then {place}",
-            rfc3339(from_ms(ms))
-        ),
-        None => place,
+    let delay = not_before_ms.map(|ms| format!("its retry delay, until {}", rfc3339(from_ms(ms))));
+    Some(match (delay, queue) {
+        (Some(delay), Some(q)) => format!("{delay}, then a place in queue {q}"),
+        (Some(delay), None) => delay,
+        (None, Some(q)) => format!("a place in queue {q}"),
+        // A chained run on its way to a monitor, or the host's default limit.
+        (None, None) => "its turn to start".to_string(),
     })
 }

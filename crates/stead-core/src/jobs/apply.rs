@@ -3,7 +3,7 @@
 //! Pure: it compares validated specs field by field and names what differs, so the
 //! result can be shown (`--dry-run`) exactly as it will be carried out.
 
-use stead_protocol::{ApplyResult, JobChange, JobSpec};
+use stead_protocol::{ApplyResult, JobChange, JobSpec, NameChanges};
 
 use crate::records::StoredJob;
 
@@ -99,9 +99,60 @@ impl Plan {
             removed: self.remove.clone(),
             unchanged: self.unchanged.clone(),
             dry_run,
-            services: Default::default(),
+            ..ApplyResult::default()
         }
     }
+}
+
+/// How the stored items of one kind (services, queues, notifiers) compare with the
+/// declared ones, by name: what to create, what to change and, with `prune`, what to
+/// remove.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named<T> {
+    pub create: Vec<T>,
+    pub update: Vec<T>,
+    pub remove: Vec<String>,
+    /// The same, by name, as `apply` reports it.
+    pub report: NameChanges,
+}
+
+/// Compares `current` with `desired` (both validated), naming each by `name`.
+pub fn named<T: Clone + PartialEq>(
+    current: &[T],
+    desired: &[T],
+    prune: bool,
+    name: impl Fn(&T) -> &str,
+) -> Named<T> {
+    let mut named = Named {
+        create: Vec::new(),
+        update: Vec::new(),
+        remove: Vec::new(),
+        report: NameChanges::default(),
+    };
+    for item in desired {
+        let id = name(item).to_string();
+        match current.iter().find(|c| name(c) == id) {
+            None => {
+                named.create.push(item.clone());
+                named.report.created.push(id);
+            }
+            Some(stored) if stored == item => named.report.unchanged.push(id),
+            Some(_) => {
+                named.update.push(item.clone());
+                named.report.changed.push(id);
+            }
+        }
+    }
+    if prune {
+        for stored in current {
+            let id = name(stored);
+            if !desired.iter().any(|d| name(d) == id) {
+                named.remove.push(id.to_string());
+                named.report.removed.push(id.to_string());
+            }
+        }
+    }
+    named
 }
 
 #[cfg(test)]
@@ -183,5 +234,24 @@ mod tests {
         let p = plan(&current, &[spec("a", "false")], false);
         assert_eq!(p.update[0].1, ["command"]);
         assert!(!p.update[0].2);
+    }
+
+    #[test]
+    fn named_items_are_created_changed_kept_and_with_prune_removed() {
+        let current = [("db", 1), ("cache", 2), ("old", 3)];
+        let desired = [("db", 1), ("cache", 5), ("new", 4)];
+        fn by_name<'a>(item: &'a (&'static str, i32)) -> &'a str {
+            item.0
+        }
+        let kept = named(&current, &desired, false, by_name);
+        assert_eq!(kept.create, [("new", 4)]);
+        assert_eq!(kept.update, [("cache", 5)]);
+        assert!(kept.remove.is_empty());
+        assert_eq!(kept.report.unchanged, ["db"]);
+        let pruned = named(&current, &desired, true, by_name);
+        assert_eq!(pruned.remove, ["old"]);
+        assert_eq!(pruned.report.removed, ["old"]);
+        assert_eq!(pruned.report.created, ["new"]);
+        assert_eq!(pruned.report.changed, ["cache"]);
     }
 }

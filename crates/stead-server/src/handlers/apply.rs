@@ -1,15 +1,19 @@
-//! `apply`: make the jobs (and services) match a declared set, in one transaction, or
-//! with `dry_run` say what that would change.
+//! `apply`: make the jobs (and the services, queues and notifiers) match a declared set,
+//! in one transaction, or with `dry_run` say what that would change.
 
 use std::sync::Arc;
 
 use stead_core::jobs;
+use stead_core::jobs::apply::named;
 use stead_core::records::Changes;
-use stead_protocol::{ApplyParams, ApplyResult, JobSpec, ServiceChanges};
+use stead_protocol::{
+    ApplyParams, ApplyResult, ErrorBody, ErrorCode, JobSpec, QueueSpec, ServiceSpec,
+};
 
 use super::jobs::{changed, depends_on_known, validated};
-use super::{Answer, invalid, services};
+use super::{Answer, invalid, notifiers, queues, services};
 use crate::ledger::blocking;
+use crate::notify::secret;
 use crate::shared::Shared;
 
 pub async fn handle(shared: &Arc<Shared>, params: ApplyParams) -> Answer<ApplyResult> {
@@ -20,48 +24,52 @@ pub async fn handle(shared: &Arc<Shared>, params: ApplyParams) -> Answer<ApplyRe
         }
         desired.push(validated(spec)?);
     }
-    for (i, spec) in params.services.iter().enumerate() {
+    for spec in &params.services {
         services::validate(spec)?;
-        if params.services[..i].iter().any(|o| o.name == spec.name) {
-            return Err(invalid(format!(
-                "service {:?} is declared twice",
-                spec.name
-            )));
-        }
     }
-    let (current, services) = blocking(shared, |s| {
-        Ok((s.world.store.job_list()?, s.world.store.service_list()?))
+    once(&params.services, "service", |s| &s.name)?;
+    let declared_queues = params
+        .queues
+        .into_iter()
+        .map(queues::validated)
+        .collect::<Result<Vec<_>, _>>()?;
+    once(&declared_queues, "queue", |q| &q.name)?;
+    let declared_notifiers = params
+        .notifiers
+        .into_iter()
+        .map(notifiers::validated)
+        .collect::<Result<Vec<_>, _>>()?;
+    once(&declared_notifiers, "notifier", |n| &n.name)?;
+
+    let (current, stored_services, stored_queues, stored_notifiers) = blocking(shared, |s| {
+        let store = &s.world.store;
+        Ok((
+            store.job_list()?,
+            store.service_list()?,
+            store.queue_list()?,
+            store.notifier_list()?,
+        ))
     })
     .await?;
-    let mut changes = Changes::default();
-    let mut service_result = ServiceChanges::default();
-    for spec in &params.services {
-        match services.iter().find(|s| s.spec.name == spec.name) {
-            None => {
-                service_result.created.push(spec.name.clone());
-                changes.create_services.push(spec.clone());
-            }
-            Some(stored) if stored.spec == *spec => {
-                service_result.unchanged.push(spec.name.clone())
-            }
-            Some(_) => {
-                service_result.changed.push(spec.name.clone());
-                changes.update_services.push(spec.clone());
-            }
-        }
-    }
-    if params.prune {
-        for stored in &services {
-            if !params.services.iter().any(|s| s.name == stored.spec.name) {
-                service_result.removed.push(stored.spec.name.clone());
-                changes.remove_services.push(stored.spec.name.clone());
-            }
-        }
-    }
-    let known: Vec<String> = services
+    let stored_services: Vec<ServiceSpec> = stored_services.into_iter().map(|s| s.spec).collect();
+    let stored_queues: Vec<QueueSpec> = stored_queues
+        .into_iter()
+        .map(|q| QueueSpec {
+            name: q.name,
+            parallel: q.parallel,
+        })
+        .collect();
+    let services = named(&stored_services, &params.services, params.prune, |s| {
+        &s.name
+    });
+    let queues = named(&stored_queues, &declared_queues, params.prune, |q| &q.name);
+    let notifiers = named(&stored_notifiers, &declared_notifiers, params.prune, |n| {
+        &n.name
+    });
+    let known: Vec<String> = stored_services
         .iter()
-        .map(|s| s.spec.name.clone())
-        .filter(|n| !changes.remove_services.contains(n))
+        .map(|s| s.name.clone())
+        .filter(|n| !services.remove.contains(n))
         .chain(params.services.iter().map(|s| s.name.clone()))
         .collect();
     for spec in &desired {
@@ -69,22 +77,71 @@ pub async fn handle(shared: &Arc<Shared>, params: ApplyParams) -> Answer<ApplyRe
     }
     let plan = jobs::apply::plan(&current, &desired, params.prune);
     let mut result = plan.result(params.dry_run);
-    result.services = service_result;
+    result.services = services.report;
+    result.queues = queues.report;
+    result.notifiers = notifiers.report;
     if params.dry_run {
         return Ok(result);
     }
-    changes.create_jobs = plan.create;
-    changes.update_jobs = plan
-        .update
-        .into_iter()
-        .map(|(spec, _, schedule)| (spec, schedule))
-        .collect();
-    changes.remove_jobs = plan.remove;
+    // A signing notifier's secret exists before the notifier does, as with `notify add`.
+    for spec in notifiers.create.iter().chain(&notifiers.update) {
+        if spec.sign {
+            secret(shared, &spec.name).map_err(|e| {
+                ErrorBody::new(
+                    ErrorCode::Internal,
+                    format!(
+                        "notifier {}: cannot keep its signing secret: {e}",
+                        spec.name
+                    ),
+                )
+            })?;
+        }
+    }
+    let removed_notifiers = notifiers.remove.clone();
+    let changes = Changes {
+        create_services: services.create,
+        update_services: services.update,
+        remove_services: services.remove,
+        create_jobs: plan.create,
+        update_jobs: plan
+            .update
+            .into_iter()
+            .map(|(spec, _, schedule)| (spec, schedule))
+            .collect(),
+        remove_jobs: plan.remove,
+        set_queues: queues.create.into_iter().chain(queues.update).collect(),
+        remove_queues: queues.remove,
+        set_notifiers: notifiers
+            .create
+            .into_iter()
+            .chain(notifiers.update)
+            .collect(),
+        remove_notifiers: notifiers.remove,
+    };
     let epoch = shared.epoch();
     blocking(shared, move |s| {
         s.world.store.apply(&changes, s.world.clock.now(), epoch)
     })
     .await?;
+    for name in removed_notifiers {
+        let _ = std::fs::remove_file(crate::notify::secret_path(shared, &name));
+    }
     changed(shared);
+    // Limits may have grown, and notifiers changed: the starter and deliverer look again.
+    shared.waiting_changed.notify_one();
+    shared.notifiers_changed.notify_one();
     Ok(result)
+}
+
+/// Refuses a file that declares one `what` twice.
+fn once<T>(items: &[T], what: &str, name: impl Fn(&T) -> &String) -> Result<(), ErrorBody> {
+    for (i, item) in items.iter().enumerate() {
+        if items[..i].iter().any(|o| name(o) == name(item)) {
+            return Err(invalid(format!(
+                "{what} {:?} is declared twice",
+                name(item)
+            )));
+        }
+    }
+    Ok(())
 }

@@ -1,5 +1,6 @@
-//! `job_pause`: pause a job until a time (its fires until then are recorded skipped),
-//! or unpause it.
+//! `job_pause`: pause a job for a while or until a time (its fires until then are
+//! recorded skipped), or unpause it. A pause `for` a duration is counted on the
+//! server's clock (on a shared ledger, the database's), not the client's.
 
 use std::sync::Arc;
 
@@ -13,23 +14,36 @@ use crate::shared::Shared;
 
 pub async fn handle(shared: &Arc<Shared>, params: PauseParams) -> Answer<Job> {
     let now = shared.world.clock.now();
-    let until = match &params.until {
-        None => None,
-        Some(text) => {
+    let name = &params.name;
+    let until = match (&params.duration, &params.until) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(format!(
+                "pause {name}: give either for or until, not both"
+            )));
+        }
+        (Some(text), None) => {
+            let duration = stead_core::schedule::parse_duration(text)
+                .map_err(|e| invalid(format!("pause {name}: for {text:?}: {e}")))?;
+            let until = jiff::SignedDuration::try_from(duration)
+                .ok()
+                .and_then(|span| now.checked_add(span).ok())
+                .ok_or_else(|| invalid(format!("pause {name}: for {text:?} is too long")))?;
+            Some(until)
+        }
+        (None, Some(text)) => {
             let until: Timestamp = text.parse().map_err(|e| {
                 invalid(format!(
-                    "pause {}: until {text:?} is not an RFC 3339 time: {e}",
-                    params.name
+                    "pause {name}: until {text:?} is not an RFC 3339 time: {e}"
                 ))
             })?;
             if until <= now {
                 return Err(invalid(format!(
-                    "pause {}: until {text:?} has already passed",
-                    params.name
+                    "pause {name}: until {text:?} has already passed"
                 )));
             }
             Some(until)
         }
+        (None, None) => None,
     };
     let epoch = shared.epoch();
     let name = params.name.clone();

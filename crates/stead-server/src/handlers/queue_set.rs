@@ -2,27 +2,15 @@
 
 use std::sync::Arc;
 
-use stead_core::jobs::validate::valid_name;
 use stead_protocol::{Queue, QueueSpec};
 
-use super::queues::view;
-use super::{Answer, invalid};
+use super::Answer;
+use super::queues::{validated, view};
 use crate::ledger::blocking;
 use crate::shared::Shared;
 
 pub async fn handle(shared: &Arc<Shared>, spec: QueueSpec) -> Answer<Queue> {
-    if !valid_name(&spec.name) {
-        return Err(invalid(format!(
-            "invalid queue name {:?}: use 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit",
-            spec.name
-        )));
-    }
-    if spec.parallel == 0 {
-        return Err(invalid(format!(
-            "queue {}: parallel must be at least 1",
-            spec.name
-        )));
-    }
+    let spec = validated(spec)?;
     let (epoch, now, machine) = (
         shared.epoch(),
         shared.world.clock.now(),

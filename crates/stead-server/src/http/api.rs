@@ -7,6 +7,9 @@
 //! it is given its routes or explicitly none. The router and `GET /api` are built from
 //! it, and `docs/openapi.yaml` is checked against the live routes.
 
+use std::collections::BTreeMap;
+
+use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
@@ -14,9 +17,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use stead_protocol::{
-    Empty, JobName, MethodId, ReadinessParams, Request, RunFilter, RunId, RunNow, SetEnabled,
+    Empty, JobName, MethodId, PauseParams, ReadinessParams, Request, RunFilter, RunId, RunNow,
+    SetEnabled,
 };
 
 use stead_core::jobs::validate::valid_name;
@@ -58,6 +63,12 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         MethodId::HoldList => vec![route("GET", "/api/holds", get(holds))],
         MethodId::Readiness => vec![route("GET", "/api/readiness", get(readiness))],
         MethodId::Hosts => vec![route("GET", "/api/hosts", get(hosts))],
+        MethodId::JobPause => vec![
+            route("POST", "/api/jobs/{name}/pause", post(pause)),
+            route("POST", "/api/jobs/{name}/unpause", post(unpause)),
+        ],
+        MethodId::QueueList => vec![route("GET", "/api/queues", get(queues))],
+        MethodId::NotifyList => vec![route("GET", "/api/notifiers", get(notifiers))],
         // Not offered over HTTP: lifecycle and write methods the dashboard does not use,
         // waiting calls, which the event stream replaces, the shipped log, which
         // `GET /api/runs/{id}/log` serves as text (`log.rs`), and what a run's monitors
@@ -79,16 +90,20 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         | MethodId::MonitorFinished
         | MethodId::MonitorCheck
         | MethodId::Prune
-        | MethodId::JobPause
         | MethodId::QueueSet
         | MethodId::QueueRemove
         | MethodId::NotifyAdd
         | MethodId::NotifyRemove
-        | MethodId::NotifyTest
-        | MethodId::QueueList
-        | MethodId::NotifyList => Vec::new(),
+        | MethodId::NotifyTest => Vec::new(),
     }
 }
+
+/// The routes that take parameters in a JSON body (every other POST takes none, and a
+/// body it would ignore is refused: see `check_request`).
+pub const BODY_ROUTES: &[(&str, &str)] = &[
+    ("POST", "/api/jobs/{name}/run"),
+    ("POST", "/api/jobs/{name}/pause"),
+];
 
 /// The routes that are not a protocol method: the index, the run log (`log.rs`), the
 /// event stream (`events.rs`) and the metrics.
@@ -177,17 +192,106 @@ async fn job(State(app): State<App>, name: Result<Path<String>, PathRejection>) 
     }
 }
 
-async fn run_now(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
+/// A JSON body's fields, read strictly: an object (serde would take a struct from an
+/// array too); no body (or whitespace) is the defaults. The error is what the 400 says.
+fn body<T: DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    let fields = match serde_json::from_slice::<Value>(bytes) {
+        Ok(value @ Value::Object(_)) => serde_json::from_value(value),
+        Ok(_) => return Err("invalid body: expected a JSON object".into()),
+        Err(e) => Err(e),
+    };
+    fields.map_err(|e| format!("invalid body: {e}"))
+}
+
+/// What `POST /api/jobs/{name}/run` may carry: the run's own environment and arguments.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunBody {
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+async fn run_now(
+    State(app): State<App>,
+    name: Result<Path<String>, PathRejection>,
+    bytes: Bytes,
+) -> Response {
+    let job = match job_name(name) {
+        Ok(job) => job,
+        Err(why) => return bad_input(why),
+    };
+    let params: RunBody = match body(&bytes) {
+        Ok(params) => params,
+        Err(why) => return bad_input(why),
+    };
+    let request = Request::RunNow(RunNow {
+        job,
+        env: params.env,
+        args: params.args,
+    });
+    call(&app, request, StatusCode::CREATED).await
+}
+
+/// What `POST /api/jobs/{name}/pause` carries: how long (`for`) or until when.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PauseBody {
+    #[serde(default, rename = "for")]
+    duration: Option<String>,
+    #[serde(default)]
+    until: Option<String>,
+}
+
+async fn pause(
+    State(app): State<App>,
+    name: Result<Path<String>, PathRejection>,
+    bytes: Bytes,
+) -> Response {
+    let name = match job_name(name) {
+        Ok(name) => name,
+        Err(why) => return bad_input(why),
+    };
+    let asked: PauseBody = match body(&bytes) {
+        Ok(asked) => asked,
+        Err(why) => return bad_input(why),
+    };
+    if asked.duration.is_none() && asked.until.is_none() {
+        return bad_input(
+            "a pause needs {\"for\": DURATION} or {\"until\": RFC3339} in its body (POST .../unpause ends one)".into(),
+        );
+    }
+    let params = PauseParams {
+        name,
+        until: asked.until,
+        duration: asked.duration,
+    };
+    get_call(&app, Request::JobPause(params)).await
+}
+
+async fn unpause(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {
     match job_name(name) {
-        Ok(job) => {
-            let request = Request::RunNow(RunNow {
-                job,
-                ..RunNow::default()
-            });
-            call(&app, request, StatusCode::CREATED).await
+        Ok(name) => {
+            let params = PauseParams {
+                name,
+                ..PauseParams::default()
+            };
+            get_call(&app, Request::JobPause(params)).await
         }
         Err(why) => bad_input(why),
     }
+}
+
+async fn queues(State(app): State<App>) -> Response {
+    get_call(&app, Request::QueueList(Empty {})).await
+}
+
+async fn notifiers(State(app): State<App>) -> Response {
+    get_call(&app, Request::NotifyList(Empty {})).await
 }
 
 async fn enable(State(app): State<App>, name: Result<Path<String>, PathRejection>) -> Response {

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -210,8 +210,9 @@ const MAX_BODY: usize = 64 * 1024;
 /// What every request must be before anything else looks at it: a GET or a POST (HEAD is
 /// not served), in origin form (`/api/runs`, not `http://host/api/runs`, which would be
 /// judged by a different authority than its `Host`), with one `Host`, and a body only on
-/// a POST, bounded and empty or `{}` (no endpoint takes parameters in its body yet: a
-/// body it would ignore is refused rather than silently dropped).
+/// a POST, bounded, and empty or `{}` unless its route takes parameters in its body
+/// ([`api::BODY_ROUTES`]): a body an endpoint would ignore is refused rather than
+/// silently dropped.
 async fn check_request(request: Request, next: Next) -> Response {
     let refuse =
         |status, message: String| error(status, ErrorBody::new(ErrorCode::InvalidRequest, message));
@@ -267,7 +268,11 @@ async fn check_request(request: Request, next: Next) -> Response {
     };
     let empty_object = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
         .is_ok_and(|fields| fields.is_empty());
-    if !bytes.iter().all(u8::is_ascii_whitespace) && !empty_object {
+    let takes_body = parts
+        .extensions
+        .get::<MatchedPath>()
+        .is_some_and(|path| api::BODY_ROUTES.contains(&("POST", path.as_str())));
+    if !takes_body && !bytes.iter().all(u8::is_ascii_whitespace) && !empty_object {
         return error(
             StatusCode::BAD_REQUEST,
             ErrorBody::new(

@@ -16,8 +16,16 @@ use crate::ledger::{blocking, store_error};
 use crate::shared::Shared;
 
 /// Admits a run of `job` and, when it is queued, starts its monitor. Runs replaced by it
-/// (concurrency = replace) are cancelled.
-pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result<Run, ErrorBody> {
+/// (concurrency = replace) are cancelled. A run that shares a limit on runs at once (its
+/// job's queue, or the host's `[queues] default_parallel`) is written waiting instead:
+/// the starter, the one task that hands such runs to monitors, starts it once the limit
+/// allows, in order.
+pub async fn start(
+    shared: &Arc<Shared>,
+    job: &StoredJob,
+    mut new: NewRun,
+) -> Result<Run, ErrorBody> {
+    new.waiting |= new.queue.is_some() || shared.world.config.queues.default_parallel.is_some();
     let spec = job.spec.clone();
     let epoch = match new.fence {
         Fence::Host => shared.epoch(),

@@ -37,6 +37,7 @@ use crate::{RunRecorder, Store, StoreError};
 mod catalog;
 mod fencing;
 mod leases;
+mod outcomes;
 mod retention;
 mod runs;
 
@@ -145,7 +146,12 @@ contract![
     retention::a_prune_keeps_the_newest_and_never_the_owed_the_latest_or_a_parent,
     retention::a_prune_removes_a_removed_jobs_runs_by_its_id,
     retention::pruning_rows_is_fenced_by_the_leader_epoch,
-    retention::a_pruned_log_is_recorded_once_and_never_an_owed_runs;
+    retention::a_pruned_log_is_recorded_once_and_never_an_owed_runs,
+    outcomes::a_failure_with_retries_left_writes_its_retry_with_it,
+    outcomes::a_cut_is_never_retried,
+    outcomes::a_success_writes_a_waiting_run_of_each_enabled_downstream_job,
+    outcomes::events_are_written_with_their_outcome_for_the_notifiers_that_listen,
+    outcomes::queue_loads_count_handed_over_and_waiting_runs;
     // Expiry judged by the `now` the caller passes: a ledger of one host only.
     local clock:
     leases::an_expired_lease_is_taken_by_the_callers_clock,
@@ -205,6 +211,25 @@ fn serve(s: &Subject) -> Server<'_> {
         store: &*s.store,
         epoch,
     }
+}
+
+/// Serves the fresh ledger of `s` and leads its scheduler: the server and its leader
+/// epoch (its lease epoch on a ledger of one host, the leadership it claims on a shared
+/// one).
+fn lead(s: &Subject) -> (Server<'_>, i64) {
+    let held = claim(&*s.store, &claimant("s"), now());
+    let leader = match s.store.cluster() {
+        Some(cluster) => cluster
+            .lead(&held, TTL)
+            .unwrap()
+            .expect("the only host leads"),
+        None => held.epoch,
+    };
+    let server = Server {
+        store: &*s.store,
+        epoch: held.epoch,
+    };
+    (server, leader)
 }
 
 pub(super) fn spec(name: &str, concurrency: Concurrency) -> JobSpec {

@@ -38,25 +38,6 @@ impl Server<'_> {
     }
 }
 
-/// Serves the fresh ledger of `s` and leads its scheduler: the server and its leader
-/// epoch (its lease epoch on a ledger of one host, the leadership it claims on a shared
-/// one).
-fn lead(s: &Subject) -> (Server<'_>, i64) {
-    let held = claim(&*s.store, &claimant("s"), now());
-    let leader = match s.store.cluster() {
-        Some(cluster) => cluster
-            .lead(&held, TTL)
-            .unwrap()
-            .expect("the only host leads"),
-        None => held.epoch,
-    };
-    let server = Server {
-        store: &*s.store,
-        epoch: held.epoch,
-    };
-    (server, leader)
-}
-
 fn keep(job: &StoredJob, keep_runs: Option<u32>, created_before: Timestamp) -> KeepRule {
     KeepRule {
         job_id: job.id,

@@ -25,7 +25,7 @@ use stead_protocol::{Run, RunStatus};
 use super::{PgStore, Sql, db_now_ms, describe, logs, ms, runs};
 use crate::backend::Announce;
 use crate::ledger::IN_FLIGHT;
-use crate::{ClaimingHost, Cluster, StoreError};
+use crate::{Claimed, ClaimingHost, Cluster, StoreError};
 
 /// The channel of "a run was queued for any host".
 pub const QUEUED: &str = "stead_queued";
@@ -185,7 +185,7 @@ impl Cluster for PgStore {
         host: &ClaimingHost<'_>,
         limit: u32,
         epoch: i64,
-    ) -> Result<Vec<MonitorPlan>, StoreError> {
+    ) -> Result<Claimed, StoreError> {
         let store = self;
         let token = uuid::Uuid::now_v7().to_string();
         store.write_raw(Some(epoch), |tx| {
@@ -200,7 +200,7 @@ impl Cluster for PgStore {
                  FOR UPDATE OF r SKIP LOCKED)
              UPDATE runs r SET machine_id = $1, boot_id = $4, claim_token = $5
              FROM picked WHERE r.id = picked.id
-             RETURNING r.id, r.plan",
+             RETURNING r.id, r.plan, r.waiting",
                 &[
                     &host.machine_id,
                     &host.name,
@@ -209,10 +209,11 @@ impl Cluster for PgStore {
                     &token,
                 ],
             )?;
-            let mut plans = Vec::with_capacity(rows.len());
+            let mut claimed = Claimed::default();
             for row in rows {
                 let id: i64 = row.try_get(0)?;
                 let stored: String = row.try_get(1)?;
+                let waiting: i16 = row.try_get(2)?;
                 let mut plan: MonitorPlan = serde_json::from_str(&stored)
                     .map_err(|e| StoreError::Row(format!("run {id}: its plan: {e}")))?;
                 // The plan was made on the host that queued it: its log and state directory
@@ -231,9 +232,13 @@ impl Cluster for PgStore {
                     ],
                 )?;
                 notify(tx, Announce::Run(id))?;
-                plans.push(plan);
+                if waiting == 1 {
+                    claimed.waiting += 1;
+                } else {
+                    claimed.plans.push(plan);
+                }
             }
-            Ok(plans)
+            Ok(claimed)
         })
     }
 

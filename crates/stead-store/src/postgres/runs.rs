@@ -29,7 +29,9 @@ use crate::rows::{
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
     started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes,
-    log_pruned_at_ms, params, queue, waiting, not_before_ms";
+    log_pruned_at_ms, params, queue, waiting, not_before_ms,
+    (SELECT min(c.id) FROM runs c
+     WHERE c.parent_id = runs.id AND c.trigger IN ('retry', 'resume'))";
 
 type Param<'a> = &'a (dyn ToSql + Sync);
 
@@ -69,6 +71,7 @@ fn from_row(row: &Row) -> Result<Run, StoreError> {
             row.try_get(23)?,
         ),
         not_before: time(row.try_get(25)?),
+        followed_by: row.try_get(26)?,
     })
 }
 

@@ -272,11 +272,12 @@ fn hosts_claim_disjoint_runs_and_only_runs_they_may_run() {
                     barrier.wait();
                     let mut mine = Vec::new();
                     loop {
-                        let plans = store.runs_claim(&host, 3, lease.epoch).unwrap();
-                        if plans.is_empty() {
+                        let claimed = store.runs_claim(&host, 3, lease.epoch).unwrap();
+                        if claimed.is_empty() {
                             return mine;
                         }
-                        for plan in plans {
+                        assert_eq!(claimed.waiting, 0, "no run of these waits");
+                        for plan in claimed.plans {
                             assert!(plan.log_path.starts_with(&dir), "{plan:?}");
                             mine.push((plan.run_id, name.to_string()));
                         }

@@ -26,7 +26,9 @@ use crate::rows::{
 const COLUMNS: &str = "id, job, trigger, status, exit_code, signal, reason, attempt, parent_id,
     idempotency_key, machine_id, boot_id, monitor_pid, scheduled_at_ms, created_at_ms,
     started_at_ms, ended_at_ms, log_path, original_trigger, resolution, ended_processes,
-    log_pruned_at_ms, params, queue, waiting, not_before_ms";
+    log_pruned_at_ms, params, queue, waiting, not_before_ms,
+    (SELECT min(c.id) FROM runs c
+     WHERE c.parent_id = runs.id AND c.trigger IN ('retry', 'resume'))";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
     let trigger: String = row.get(2)?;
@@ -60,6 +62,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
             queue: row.get(23)?,
             waiting: waiting_words(row.get::<_, i64>(24)? == 1, row.get(25)?, row.get(23)?),
             not_before: time(row.get(25)?),
+            followed_by: row.get(26)?,
         })
     })();
     Ok(run)

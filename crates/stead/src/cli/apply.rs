@@ -1,4 +1,6 @@
-//! `stead apply FILE.toml`: make the server's jobs match a file of `[[job]]` tables.
+//! `stead apply FILE.toml`: make the server's jobs match a file of `[[job]]` tables (and
+//! its services, queues and notifiers match the file's `[[service]]`, `[[queue]]` and
+//! `[[notify]]` tables).
 //!
 //! The file is parsed and checked here before anything is sent, so a typo is reported
 //! with toml's line and column and the server never sees half a file. The server then
@@ -9,7 +11,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 use stead_client::Client;
-use stead_protocol::{ApplyParams, ApplyResult, JobSpec, ServiceSpec, exit};
+use stead_protocol::{
+    ApplyParams, ApplyResult, JobSpec, NameChanges, NotifierSpec, QueueSpec, ServiceSpec, exit,
+};
 
 use super::errors::DataError;
 use super::output;
@@ -22,7 +26,7 @@ pub struct Args {
     /// Say what would change, change nothing
     #[arg(long)]
     dry_run: bool,
-    /// Also remove the jobs and services that are not in the file
+    /// Also remove the jobs, services, queues and notifiers that are not in the file
     #[arg(long)]
     prune: bool,
     /// Print the result as JSON
@@ -30,25 +34,32 @@ pub struct Args {
     json: bool,
 }
 
-/// The file's shape: only `[[job]]` and `[[service]]` tables, so a misspelt `[[jobs]]`
-/// is an error rather than an empty file (which, with `--prune`, would remove every job).
-#[derive(Debug, Deserialize)]
+/// The file's shape: only `[[job]]`, `[[service]]`, `[[queue]]` and `[[notify]]` tables,
+/// so a misspelt `[[jobs]]` is an error rather than an empty file (which, with `--prune`,
+/// would remove every job).
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JobFile {
     #[serde(default)]
     job: Vec<JobSpec>,
     #[serde(default)]
     service: Vec<ServiceSpec>,
+    #[serde(default)]
+    queue: Vec<QueueSpec>,
+    #[serde(default)]
+    notify: Vec<NotifierSpec>,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| DataError(format!("cannot read {}: {e}", args.file.display())))?;
-    let (jobs, services) = parse(&args.file, &text)?;
+    let file = parse(&args.file, &text)?;
     let client = Client::for_state_dir(dir)?;
     let result = super::connect(&client)?.apply(ApplyParams {
-        jobs,
-        services,
+        jobs: file.job,
+        services: file.service,
+        queues: file.queue,
+        notifiers: file.notify,
         prune: args.prune,
         dry_run: args.dry_run,
     })?;
@@ -60,8 +71,8 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     Ok(exit::SUCCESS)
 }
 
-/// The jobs and services of a job file, or why the file is refused (its path first).
-fn parse(path: &Path, text: &str) -> Result<(Vec<JobSpec>, Vec<ServiceSpec>), DataError> {
+/// The tables of a job file, or why the file is refused (its path first).
+fn parse(path: &Path, text: &str) -> Result<JobFile, DataError> {
     let file: JobFile = toml::from_str(text)
         .map_err(|e| DataError(format!("{}: {}", path.display(), e.to_string().trim_end())))?;
     for (i, job) in file.job.iter().enumerate() {
@@ -75,7 +86,7 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<JobSpec>, Vec<ServiceSpec>), Da
             )));
         }
     }
-    Ok((file.job, file.service))
+    Ok(file)
 }
 
 fn render(result: &ApplyResult) -> String {
@@ -99,15 +110,21 @@ fn render(result: &ApplyResult) -> String {
     for name in &result.removed {
         let _ = writeln!(out, "- {removed} {name}");
     }
-    let s = &result.services;
-    for name in &s.created {
-        let _ = writeln!(out, "+ {created} service {name}");
-    }
-    for name in &s.changed {
-        let _ = writeln!(out, "~ {changed} service {name}");
-    }
-    for name in &s.removed {
-        let _ = writeln!(out, "- {removed} service {name}");
+    let kinds: [(&str, &NameChanges); 3] = [
+        ("service", &result.services),
+        ("queue", &result.queues),
+        ("notifier", &result.notifiers),
+    ];
+    for (kind, names) in kinds {
+        for name in &names.created {
+            let _ = writeln!(out, "+ {created} {kind} {name}");
+        }
+        for name in &names.changed {
+            let _ = writeln!(out, "~ {changed} {kind} {name}");
+        }
+        for name in &names.removed {
+            let _ = writeln!(out, "- {removed} {kind} {name}");
+        }
     }
     let (c, h, r, u) = (
         result.created.len(),
@@ -136,7 +153,7 @@ mod tests {
 
     fn parse_str(text: &str) -> Result<Vec<JobSpec>, String> {
         parse(Path::new("jobs.toml"), text)
-            .map(|(jobs, _)| jobs)
+            .map(|file| file.job)
             .map_err(|e| e.0)
     }
 
@@ -246,8 +263,69 @@ mod tests {
             removed: vec!["old".into()],
             unchanged: vec!["same".into(), "same2".into()],
             dry_run,
-            services: Default::default(),
+            ..ApplyResult::default()
         }
+    }
+
+    #[test]
+    fn queues_and_notifiers_come_from_their_own_tables() {
+        let file = parse(
+            Path::new("jobs.toml"),
+            r#"
+            [[queue]]
+            name = "gpu"
+            parallel = 2
+
+            [[notify]]
+            name = "ops"
+            url = "https://ntfy.example/stead"
+            events = ["failed", "missed"]
+            sign = true
+
+            [[job]]
+            name = "train"
+            queue = "gpu"
+            retries = 3
+            retry_delay = "10s"
+            after = ["fetch"]
+            command = ["train.sh"]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(
+            file.queue,
+            [QueueSpec {
+                name: "gpu".into(),
+                parallel: 2
+            }]
+        );
+        assert_eq!(file.notify[0].name, "ops");
+        assert_eq!(
+            file.notify[0].events,
+            [
+                stead_protocol::NotifyEvent::Failed,
+                stead_protocol::NotifyEvent::Missed
+            ]
+        );
+        assert!(file.notify[0].sign);
+        assert_eq!(file.job[0].queue.as_deref(), Some("gpu"));
+        assert_eq!(file.job[0].retries, 3);
+        assert_eq!(file.job[0].after, ["fetch"]);
+        let err = parse_str("[[notify]]\nname = \"x\"\nurl = \"http://h/\"\nevents = [\"boom\"]\n")
+            .unwrap_err();
+        assert!(err.contains("boom"), "{err}");
+    }
+
+    #[test]
+    fn what_happened_to_queues_and_notifiers_has_a_line_each() {
+        let mut result = ApplyResult::default();
+        result.queues.created.push("gpu".into());
+        result.notifiers.removed.push("old-hook".into());
+        assert_eq!(
+            render(&result),
+            "+ created queue gpu\n- removed notifier old-hook\n\
+             0 created, 0 changed, 0 removed, 0 unchanged\n"
+        );
     }
 
     #[test]

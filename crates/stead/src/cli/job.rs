@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use clap::{Subcommand, ValueEnum};
+use jiff::tz::TimeZone;
 use stead_client::Client;
 use stead_protocol::{CatchUp, Concurrency, Job, JobSpec, PauseParams, ResumeOn, exit, method};
 
@@ -206,7 +207,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
             if args.json {
                 output::json(&jobs)?;
             } else {
-                output::text(&render_jobs(&jobs))?;
+                output::text(&render_jobs(&jobs, &TimeZone::system()))?;
             }
         }
         JobCommand::Show(args) => {
@@ -221,7 +222,11 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         JobCommand::Enable(args) => {
             let job = conn.job_set_enabled(&args.name, true)?;
             let line = match &job.next_fire_at {
-                Some(next) => format!("enabled job {}; next fire {next}\n", job.spec.name),
+                Some(next) => format!(
+                    "enabled job {}; next fire {}\n",
+                    job.spec.name,
+                    render::when(next)
+                ),
                 None => format!("enabled job {} (it has no schedule)\n", job.spec.name),
             };
             print_job(args.json, &job, &line, false)?;
@@ -232,35 +237,24 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
             print_job(args.json, &job, &line, false)?;
         }
         JobCommand::Pause(args) => {
-            let until = match (&args.duration, &args.until) {
-                (Some(d), _) => {
-                    let d = stead_core::schedule::parse_duration(d)
-                        .map_err(|e| DataError(format!("--for: {e}")))?;
-                    let span = jiff::SignedDuration::try_from(d)
-                        .map_err(|e| DataError(format!("--for: {e}")))?;
-                    let until = jiff::Timestamp::now()
-                        .checked_add(span)
-                        .map_err(|e| DataError(format!("--for: {e}")))?;
-                    stead_core::clock::rfc3339(until)
-                }
-                (None, Some(t)) => t.clone(),
-                (None, None) => unreachable!("clap requires --for or --until"),
-            };
             let job = conn.call::<method::JobPause>(&PauseParams {
                 name: args.name,
-                until: Some(until),
+                until: args.until,
+                duration: args.duration,
             })?;
             let line = format!(
                 "paused job {} until {}\n",
                 job.spec.name,
-                job.paused_until.as_deref().unwrap_or("-")
+                job.paused_until
+                    .as_deref()
+                    .map_or(NONE.into(), render::when)
             );
             print_job(args.json, &job, &line, false)?;
         }
         JobCommand::Unpause(args) => {
             let job = conn.call::<method::JobPause>(&PauseParams {
                 name: args.name,
-                until: None,
+                ..PauseParams::default()
             })?;
             let line = format!("unpaused job {}\n", job.spec.name);
             print_job(args.json, &job, &line, false)?;
@@ -274,7 +268,10 @@ fn print_job(json: bool, job: &Job, heading: &str, detail: bool) -> std::io::Res
     if json {
         output::json(job)
     } else if detail {
-        output::text(&format!("{heading}{}", render_job(job)))
+        output::text(&format!(
+            "{heading}{}",
+            render_job(job, &TimeZone::system())
+        ))
     } else {
         output::text(heading)
     }
@@ -402,11 +399,13 @@ fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-/// One job's fields as aligned `key  value` lines, indented under a heading.
-fn render_job(job: &Job) -> String {
+/// One job's fields as aligned `key  value` lines, indented under a heading, times in
+/// zone `tz`.
+fn render_job(job: &Job, tz: &TimeZone) -> String {
     let spec = &job.spec;
+    let when = |t: &str| render::when_in(t, tz);
     let next = match (&job.next_fire_at, spec.enabled) {
-        (Some(next), _) => next.clone(),
+        (Some(next), _) => when(next),
         (None, false) => "none (disabled)".to_string(),
         (None, true) => NONE.to_string(),
     };
@@ -427,6 +426,15 @@ fn render_job(job: &Job) -> String {
     if let Some(timeout) = &spec.timeout {
         lines.push(("timeout", timeout.clone()));
     }
+    if spec.retries > 0 {
+        lines.push(("retries", retries(spec)));
+    }
+    if !spec.after.is_empty() {
+        lines.push(("after", spec.after.join(", ")));
+    }
+    if let Some(queue) = &spec.queue {
+        lines.push(("queue", queue.clone()));
+    }
     if let Some(n) = spec.keep_runs {
         lines.push(("keep runs", n.to_string()));
     }
@@ -438,8 +446,11 @@ fn render_job(job: &Job) -> String {
         concurrency_name(spec.concurrency).to_string(),
     ));
     lines.push(("enabled", yes_no(spec.enabled).to_string()));
-    lines.push(("created", job.created_at.clone()));
-    lines.push(("updated", job.updated_at.clone()));
+    if let Some(until) = &job.paused_until {
+        lines.push(("paused", format!("until {}", when(until))));
+    }
+    lines.push(("created", when(&job.created_at)));
+    lines.push(("updated", when(&job.updated_at)));
     let mut out = String::new();
     for (key, value) in lines {
         // A script's further lines stay under its first, not at the left margin.
@@ -447,6 +458,20 @@ fn render_job(job: &Job) -> String {
         let _ = writeln!(out, "  {key:<12} {value}");
     }
     out
+}
+
+/// `3 (first after 30s, doubling up to 1h)`.
+fn retries(spec: &JobSpec) -> String {
+    use stead_core::jobs::validate::{DEFAULT_RETRY_DELAY, DEFAULT_RETRY_MAX_DELAY};
+    format!(
+        "{} (first after {}, doubling up to {}, ±{} %)",
+        spec.retries,
+        spec.retry_delay.as_deref().unwrap_or(DEFAULT_RETRY_DELAY),
+        spec.retry_max_delay
+            .as_deref()
+            .unwrap_or(DEFAULT_RETRY_MAX_DELAY),
+        stead_core::retry::JITTER_PERCENT
+    )
 }
 
 fn concurrency_name(c: Concurrency) -> &'static str {
@@ -457,8 +482,17 @@ fn concurrency_name(c: Concurrency) -> &'static str {
     }
 }
 
-/// The `stead job ls` table.
-fn render_jobs(jobs: &[Job]) -> String {
+/// Whether a job fires: `enabled`, `disabled`, or `paused until TIME`.
+fn state(job: &Job, tz: &TimeZone) -> String {
+    match (&job.paused_until, job.spec.enabled) {
+        (_, false) => "disabled".to_string(),
+        (Some(until), true) => format!("paused until {}", render::when_in(until, tz)),
+        (None, true) => "enabled".to_string(),
+    }
+}
+
+/// The `stead job ls` table, times in zone `tz`.
+fn render_jobs(jobs: &[Job], tz: &TimeZone) -> String {
     if jobs.is_empty() {
         return "no jobs; add one with `stead job add` or `stead apply`\n".to_string();
     }
@@ -469,21 +503,23 @@ fn render_jobs(jobs: &[Job]) -> String {
             (None, Some(every)) => format!("every {every}"),
             (None, None) => "manual".to_string(),
         };
-        let tz = match (&spec.cron, &spec.tz) {
-            (Some(_), Some(tz)) => tz.clone(),
+        let tz_cell = match (&spec.cron, &spec.tz) {
+            (Some(_), Some(zone)) => zone.clone(),
             _ => NONE.to_string(),
         };
         vec![
             spec.name.clone(),
             schedule,
-            tz,
-            job.next_fire_at.clone().unwrap_or_else(|| NONE.to_string()),
-            yes_no(spec.enabled).to_string(),
+            tz_cell,
+            job.next_fire_at
+                .as_deref()
+                .map_or_else(|| NONE.to_string(), |t| render::when_in(t, tz)),
+            state(job, tz),
             render::truncate(&render::command_line(spec), COMMAND_WIDTH),
         ]
     });
     render::table(
-        &["NAME", "SCHEDULE", "TZ", "NEXT FIRE", "ENABLED", "COMMAND"],
+        &["NAME", "SCHEDULE", "TZ", "NEXT FIRE", "STATE", "COMMAND"],
         rows,
     )
 }
@@ -644,18 +680,21 @@ mod tests {
             "echo 'dear diary'",
         ]);
         spec.env.insert("LANG".into(), "C".into());
-        let out = render_job(&job(spec, Some("2026-11-30T20:00:00+01:00")));
+        let out = render_job(
+            &job(spec, Some("2026-11-30T20:00:00+01:00")),
+            &TimeZone::UTC,
+        );
         assert_eq!(
             out,
             "  schedule     cron 0 20 * * * (Europe/Berlin)\n\
-             \x20 next fire    2026-11-30T20:00:00+01:00\n\
+             \x20 next fire    2026-11-30 19:00:00 UTC\n\
              \x20 command      echo 'dear diary'\n\
              \x20 shell        yes (run with sh -c)\n\
              \x20 env          LANG=C\n\
              \x20 concurrency  forbid\n\
              \x20 enabled      yes\n\
-             \x20 created      2026-11-30T09:00:00.000Z\n\
-             \x20 updated      2026-11-30T09:00:00.000Z\n"
+             \x20 created      2026-11-30 09:00:00 UTC\n\
+             \x20 updated      2026-11-30 09:00:00 UTC\n"
         );
     }
 
@@ -683,16 +722,38 @@ mod tests {
             add_spec(&["add", "hello", "--shell", "--", &"x".repeat(80)]),
             None,
         );
-        let out = render_jobs(&[heartbeat, journal, long]);
+        let mut paused = job(
+            add_spec(&[
+                "add",
+                "sync",
+                "--cron",
+                "0 * * * *",
+                "--tz",
+                "Asia/Tokyo",
+                "--",
+                "true",
+            ]),
+            Some("2026-11-30T19:00:00+09:00"),
+        );
+        paused.paused_until = Some("2026-11-30T12:30:00.250Z".into());
+        let out = render_jobs(&[heartbeat, journal, long, paused], &TimeZone::UTC);
         let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 4, "{out}");
+        assert_eq!(lines.len(), 5, "{out}");
         assert!(lines[0].starts_with("NAME       SCHEDULE    TZ "), "{out}");
-        assert!(lines[0].ends_with("ENABLED  COMMAND"), "{out}");
-        assert!(lines[1].contains("every 1m") && lines[1].contains("2026-11-30T09:01:00Z"));
-        assert!(lines[1].ends_with("yes      date -u"), "{out}");
+        assert!(lines[0].contains("  STATE  "), "{out}");
+        assert!(lines[0].ends_with("COMMAND"), "{out}");
+        assert!(lines[1].contains("every 1m") && lines[1].contains("2026-11-30 09:01:00 UTC"));
+        assert!(lines[1].contains(" enabled "), "{out}");
+        assert!(lines[1].ends_with("date -u"), "{out}");
         assert!(lines[2].contains("0 20 * * *") && lines[2].contains("Europe/Berlin"));
-        assert!(lines[2].contains(" no "), "{out}");
+        assert!(lines[2].contains(" disabled "), "{out}");
         assert!(lines[3].ends_with(&format!("{}…", "x".repeat(COMMAND_WIDTH - 1))));
-        assert_eq!(render_jobs(&[]).lines().count(), 1);
+        // One form for every time in the column, whatever the job's zone.
+        assert!(lines[4].contains("2026-11-30 10:00:00 UTC"), "{out}");
+        assert!(
+            lines[4].contains("paused until 2026-11-30 12:30:00 UTC"),
+            "{out}"
+        );
+        assert_eq!(render_jobs(&[], &TimeZone::UTC).lines().count(), 1);
     }
 }

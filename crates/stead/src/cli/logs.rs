@@ -39,11 +39,7 @@ pub struct Args {
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
     let mut conn = super::connect(&client)?;
-    let mut run = conn.run_get(args.id)?;
-    // Queued for any host: its log will be the claiming host's.
-    while args.follow && run.machine_id.is_empty() && !run.status.is_terminal() {
-        run = pause(&client, &mut conn, run.id)?;
-    }
+    let run = conn.run_get(args.id)?;
     if let Some(when) = &run.log_pruned_at {
         eprintln!(
             "stead: run {}'s log was pruned on {when} by retention (the run's record is kept; see `stead show {}`)",
@@ -51,8 +47,25 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         );
         return Ok(exit::FAILURE);
     }
+    print(&client, &mut conn, run, args.follow)?;
+    Ok(exit::SUCCESS)
+}
+
+/// Prints a run's output to stdout: what there is now, or with `follow` everything
+/// until the run ends. Answers the run as last read (with `follow`, ended).
+pub fn print(
+    client: &Client,
+    conn: &mut Connection,
+    mut run: Run,
+    follow: bool,
+) -> anyhow::Result<Run> {
+    // Queued for any host: its log will be the claiming host's.
+    while follow && run.machine_id.is_empty() && !run.status.is_terminal() {
+        run = pause(client, conn, run.id)?;
+    }
     if elsewhere(&run.machine_id) {
-        return shipped(&mut conn, &run, args.follow);
+        shipped(conn, &run, follow)?;
+        return Ok(if follow { conn.run_get(run.id)? } else { run });
     }
     let path = PathBuf::from(&run.log_path);
     let mut log = open(&path)?;
@@ -67,10 +80,10 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         if let Some(file) = log.as_mut() {
             output::copy(file).with_context(|| format!("copying {}", path.display()))?;
         }
-        if ended || !args.follow {
-            return Ok(exit::SUCCESS);
+        if ended || !follow {
+            return Ok(run);
         }
-        run = pause(&client, &mut conn, run.id)?;
+        run = pause(client, conn, run.id)?;
     }
 }
 
@@ -89,7 +102,7 @@ fn pause(client: &Client, conn: &mut Connection, id: i64) -> anyhow::Result<Run>
 }
 
 /// Prints a run of another host from the copy its host ships to the shared ledger.
-fn shipped(conn: &mut Connection, run: &Run, follow: bool) -> anyhow::Result<i32> {
+fn shipped(conn: &mut Connection, run: &Run, follow: bool) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     let mut offset = 0;
     loop {
@@ -103,7 +116,7 @@ fn shipped(conn: &mut Connection, run: &Run, follow: bool) -> anyhow::Result<i32
             continue;
         }
         if log.complete {
-            return Ok(exit::SUCCESS);
+            return Ok(());
         }
         let host = log.host.as_deref().unwrap_or(&run.machine_id);
         if log.kept_on_host {
@@ -111,7 +124,7 @@ fn shipped(conn: &mut Connection, run: &Run, follow: bool) -> anyhow::Result<i32
                 "stead: run {} ended before its host shipped logs to the ledger: its log stayed on host {host}, in {}",
                 run.id, run.log_path
             );
-            return Ok(exit::SUCCESS);
+            return Ok(());
         }
         let state = log.host_state.as_deref().unwrap_or("unknown");
         if log.status.is_terminal() && state != "serving" {
@@ -119,7 +132,7 @@ fn shipped(conn: &mut Connection, run: &Run, follow: bool) -> anyhow::Result<i32
                 "stead: the rest of run {}'s log stayed on host {host} ({state}): it is shipped when that host's server starts again",
                 run.id
             );
-            return Ok(exit::SUCCESS);
+            return Ok(());
         }
         if !follow {
             if log.status.is_terminal() {
@@ -128,7 +141,7 @@ fn shipped(conn: &mut Connection, run: &Run, follow: bool) -> anyhow::Result<i32
                     run.id
                 );
             }
-            return Ok(exit::SUCCESS);
+            return Ok(());
         }
         std::thread::sleep(FOLLOW_INTERVAL);
     }

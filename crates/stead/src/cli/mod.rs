@@ -15,8 +15,10 @@ mod install;
 mod job;
 mod logs;
 mod monitor;
+mod notify;
 mod output;
 mod prune;
+mod queue;
 pub(crate) mod render;
 mod restart;
 mod run;
@@ -81,6 +83,11 @@ pub enum Command {
     Hosts(hosts::Args),
     /// Declare, list and remove the services runs depend on
     Service(service::Args),
+    /// Limit how many runs of a group of jobs go at once: set, list and remove queues
+    Queue(queue::Args),
+    /// Send events about runs (failures, cut runs not resumed, ...) to webhooks: add,
+    /// list, remove and test notifiers
+    Notify(notify::Args),
     /// Hold a service while mid-work on it, so a restart of it waits
     Hold(hold::Args),
     /// Show what a restart of a service would cut now
@@ -133,6 +140,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Cancel(args) => cancel::run(dir, args),
         Command::Prune(args) => prune::run(dir, args),
         Command::Service(args) => service::run(dir, args),
+        Command::Queue(args) => queue::run(dir, args),
+        Command::Notify(args) => notify::run(dir, args),
         Command::Hold(args) => hold::run(dir, args),
         Command::Readiness(args) => gate::readiness(dir, args),
         Command::Gate(args) => gate::run(dir, args),

@@ -1,9 +1,11 @@
 //! Text helpers shared by the commands that print jobs and runs: plain tables, cell
-//! truncation, command lines quoted for reading, short elapsed times, and how far a
-//! host's clock is from a shared ledger's. All pure, so
+//! truncation, command lines quoted for reading, times in one form, short elapsed times,
+//! and how far a host's clock is from a shared ledger's. All pure, so
 //! what a command prints is tested without a server.
 
 use comfy_table::{ContentArrangement, Table, presets};
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
 use stead_protocol::JobSpec;
 
 /// Shown for a value that is absent.
@@ -62,6 +64,29 @@ pub fn quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+/// A time as every table and listing shows it, whatever zone or precision the ledger
+/// wrote it in: this machine's zone, to the second, with the zone's abbreviation
+/// (`2026-12-02 07:03:23 CET`). `--json` keeps the exact RFC 3339 text.
+pub fn when(rfc3339: &str) -> String {
+    when_in(rfc3339, &TimeZone::system())
+}
+
+/// [`when`] in zone `tz`. Text that is not a time is shown as it is.
+pub fn when_in(rfc3339: &str, tz: &TimeZone) -> String {
+    match rfc3339.parse::<Timestamp>() {
+        Ok(t) => t
+            .to_zoned(tz.clone())
+            .strftime("%Y-%m-%d %H:%M:%S %Z")
+            .to_string(),
+        Err(_) => rfc3339.to_string(),
+    }
+}
+
+/// [`when`] of a time that may be absent (`-`).
+pub fn when_or_none(rfc3339: Option<&str>) -> String {
+    rfc3339.map_or_else(|| NONE.to_string(), when)
 }
 
 /// A short elapsed time for a table: `340ms`, `4.2s`, `3m07s`, `2h05m`, `3d04h`.
@@ -127,6 +152,21 @@ pub fn clock_skew(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_of_any_zone_and_precision_read_alike() {
+        let berlin = jiff::tz::TimeZone::get("Europe/Berlin").unwrap();
+        // A UTC time with milliseconds and the same instant written with Berlin's offset.
+        for text in ["2026-12-02T06:03:23.456Z", "2026-12-02T07:03:23+01:00"] {
+            assert_eq!(when_in(text, &berlin), "2026-12-02 07:03:23 CET");
+            assert_eq!(
+                when_in(text, &jiff::tz::TimeZone::UTC),
+                "2026-12-02 06:03:23 UTC"
+            );
+        }
+        assert_eq!(when_in("soon", &berlin), "soon");
+        assert_eq!(when_or_none(None), "-");
+    }
 
     fn spec(command: &[&str], shell: bool) -> JobSpec {
         JobSpec {

@@ -1,21 +1,34 @@
 //! `stead run NAME [--env K=V]... [-- ARGS...]`: start a run of a job now, with its own
 //! environment and arguments, and, with `--wait`, exit as it did.
+//!
+//! Waiting follows the run through what carries it on: a genuine failure with retries
+//! left is followed by its retry (after its delay), a cut run by its resume, so the exit
+//! code is the last attempt's. `--follow` prints the output of each attempt as it is
+//! written.
 
 use std::path::Path;
+use std::time::Duration;
 
-use stead_client::Client;
+use stead_client::{Client, Connection};
 use stead_protocol::{Run, RunParams, RunStatus, exit};
 
-use super::output;
-use super::runs;
+use super::{logs, output, runs};
+
+/// How often a cut run is looked at again until its debt is settled (resumed, or not).
+const SETTLE_INTERVAL: Duration = Duration::from_millis(200);
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The job to run
+    /// The job's name
     name: String,
-    /// Wait for the run to end and exit with its exit code (128+N if killed by signal N)
+    /// Wait for the run to end (through its retries and a resume) and exit with its exit
+    /// code
     #[arg(long)]
     wait: bool,
+    /// Print the run's output as it is written, then exit with its exit code (implies
+    /// --wait; status lines go to stderr)
+    #[arg(long, short, conflicts_with = "json")]
+    follow: bool,
     /// Print the run as JSON (with --wait, the ended run)
     #[arg(long)]
     json: bool,
@@ -35,7 +48,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         args: args.args,
     };
     let mut run = conn.run_with(&args.name, params)?;
-    if !args.wait {
+    if !args.wait && !args.follow {
         if args.json {
             output::json(&run)?;
         } else {
@@ -43,21 +56,72 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         }
         return Ok(exit::SUCCESS);
     }
-    if !args.json && !run.status.is_terminal() {
+    // What happens along the way: on stdout, unless stdout carries the run's output.
+    let say = |line: String| -> std::io::Result<()> {
+        if args.json {
+            Ok(())
+        } else if args.follow {
+            eprintln!("{line}");
+            Ok(())
+        } else {
+            output::text(&format!("{line}\n"))
+        }
+    };
+    if !run.status.is_terminal() {
         // Say which run it is before waiting, so a long wait can be followed elsewhere.
-        output::text(&format!("{}\n", runs::summary(&run)))?;
+        say(runs::summary(&run))?;
     }
-    // The server may answer a wait before the end (it bounds how long it holds a call),
-    // so wait until the run is really over.
-    while !run.status.is_terminal() {
-        run = runs::wait(&client, &mut conn, run.id, None)?;
+    loop {
+        run = if args.follow {
+            logs::print(&client, &mut conn, run, true)?
+        } else {
+            ended(&client, &mut conn, run)?
+        };
+        run = settled(&client, &mut conn, run)?;
+        let Some(next) = run.followed_by else {
+            break;
+        };
+        say(runs::summary(&run))?;
+        run = conn.run_get(next)?;
+        say(runs::summary(&run))?;
     }
     if args.json {
         output::json(&run)?;
     } else {
-        output::text(&format!("{}\n", runs::summary(&run)))?;
+        say(runs::summary(&run))?;
     }
     Ok(wait_exit_code(&run))
+}
+
+/// Waits until `run` has really ended: the server may answer a wait before the end (it
+/// bounds how long it holds a call).
+fn ended(client: &Client, conn: &mut Connection, mut run: Run) -> anyhow::Result<Run> {
+    while !run.status.is_terminal() {
+        run = runs::wait(client, conn, run.id, None)?;
+    }
+    Ok(run)
+}
+
+/// An ended run once it is known whether another carries it on (`followed_by`): at
+/// once for a failure (its retry is written with it), after the resume delay for a cut
+/// run, whose debt is settled by a resume, a receipt (the run is then closed as
+/// succeeded) or a decision not to resume it.
+fn settled(client: &Client, conn: &mut Connection, mut run: Run) -> anyhow::Result<Run> {
+    while run.status == RunStatus::Interrupted
+        && run.resolution.is_none()
+        && run.followed_by.is_none()
+    {
+        std::thread::sleep(SETTLE_INTERVAL);
+        run = match conn.run_get(run.id) {
+            Ok(run) => run,
+            // The server went away meanwhile (a restart cuts runs): ask the next one.
+            Err(_) => {
+                *conn = super::connect(client)?;
+                conn.run_get(run.id)?
+            }
+        };
+    }
+    Ok(run)
 }
 
 /// The exit code of `stead run --wait`, as a shell would report the command: its own

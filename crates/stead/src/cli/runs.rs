@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 use jiff::Timestamp;
 use stead_client::{Client, ClientError, Connection};
-use stead_protocol::{ErrorCode, Run, RunFilter, RunStatus, exit};
+use stead_protocol::{ErrorCode, Run, RunFilter, RunStatus, Trigger, exit};
 
 use super::output;
 use super::render::{self, NONE};
@@ -90,10 +90,17 @@ fn render_runs(runs: &[Run], now: Timestamp) -> String {
             run.trigger.as_str().to_string(),
             run.status.as_str().to_string(),
             exit_cell(run),
-            or_dash(run.scheduled_at.as_deref()),
-            or_dash(run.started_at.as_deref()),
+            render::when_or_none(run.scheduled_at.as_deref()),
+            render::when_or_none(run.started_at.as_deref()),
             duration(run, now).unwrap_or_else(|| NONE.to_string()),
-            render::truncate(run.reason.as_deref().unwrap_or(NONE), REASON_WIDTH),
+            // A run that waits says what for until it has a reason of its own.
+            render::truncate(
+                run.reason
+                    .as_deref()
+                    .or(run.waiting.as_deref())
+                    .unwrap_or(NONE),
+                REASON_WIDTH,
+            ),
         ]
     });
     render::table(
@@ -148,6 +155,18 @@ fn ms_between(from: Timestamp, to: Timestamp) -> i64 {
 /// One line about a run: `run 42 of backup: failed: exited with code 3`.
 pub fn summary(run: &Run) -> String {
     let mut line = format!("run {} of {}: {}", run.id, run.job, run.status.as_str());
+    if run.trigger == Trigger::Retry {
+        line = format!(
+            "run {} of {} (retry, attempt {}): {}",
+            run.id,
+            run.job,
+            run.attempt,
+            run.status.as_str()
+        );
+    }
+    if let Some(waiting) = &run.waiting {
+        line.push_str(&format!(", waiting for {waiting}"));
+    }
     match (&run.reason, run.exit_code, run.signal) {
         (Some(reason), _, _) => line.push_str(&format!(": {reason}")),
         (None, Some(code), _) if run.status != RunStatus::Succeeded => {
@@ -179,8 +198,6 @@ pub fn wait(
 
 #[cfg(test)]
 pub mod tests {
-    use stead_protocol::Trigger;
-
     use super::*;
 
     /// A run as the server would send it, for rendering tests.
@@ -215,6 +232,7 @@ pub mod tests {
             queue: None,
             waiting: None,
             not_before: None,
+            followed_by: None,
         }
     }
 
@@ -261,6 +279,14 @@ pub mod tests {
         assert_eq!(
             summary(&run),
             "run 42 of backup: failed: exited with code 3"
+        );
+        let mut retry = sample_run(44, RunStatus::Queued);
+        retry.trigger = Trigger::Retry;
+        retry.attempt = 2;
+        retry.waiting = Some("its retry delay, until 2026-11-30T09:00:30Z".into());
+        assert_eq!(
+            summary(&retry),
+            "run 44 of backup (retry, attempt 2): queued, waiting for its retry delay, until 2026-11-30T09:00:30Z"
         );
         let mut skipped = sample_run(43, RunStatus::Skipped);
         skipped.reason = Some("run 41 is still running".into());

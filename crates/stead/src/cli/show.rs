@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use jiff::Timestamp;
+use jiff::tz::TimeZone;
 use stead_client::Client;
 use stead_protocol::{Run, exit};
 
-use super::output;
 use super::runs::{self, or_dash};
+use super::{output, render};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -25,16 +26,18 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     if args.json {
         output::json(&run)?;
     } else {
-        output::text(&render(&run, Timestamp::now()))?;
+        output::text(&render(&run, Timestamp::now(), &TimeZone::system()))?;
     }
     Ok(exit::SUCCESS)
 }
 
 /// Aligned `key  value` lines, keyed by the JSON field names so the two outputs read
-/// alike; `duration` is the only derived line.
-fn render(run: &Run, now: Timestamp) -> String {
+/// alike, times in zone `tz`; `duration` is the only derived line. Fields a run may not
+/// have (parameters, queue, a resume's origin, ...) get a line only when it has them.
+fn render(run: &Run, now: Timestamp, tz: &TimeZone) -> String {
     let number = |n: Option<i64>| n.map_or_else(|| or_dash(None), |n| n.to_string());
-    let lines: [(&str, String); 19] = [
+    let when = |t: Option<&str>| t.map_or_else(|| or_dash(None), |t| render::when_in(t, tz));
+    let mut lines: Vec<(&str, String)> = vec![
         ("id", run.id.to_string()),
         ("job", run.job.clone()),
         ("trigger", run.trigger.as_str().to_string()),
@@ -44,10 +47,10 @@ fn render(run: &Run, now: Timestamp) -> String {
         ("reason", or_dash(run.reason.as_deref())),
         ("attempt", run.attempt.to_string()),
         ("parent_id", number(run.parent_id)),
-        ("scheduled_at", or_dash(run.scheduled_at.as_deref())),
-        ("created_at", run.created_at.clone()),
-        ("started_at", or_dash(run.started_at.as_deref())),
-        ("ended_at", or_dash(run.ended_at.as_deref())),
+        ("scheduled_at", when(run.scheduled_at.as_deref())),
+        ("created_at", when(Some(&run.created_at))),
+        ("started_at", when(run.started_at.as_deref())),
+        ("ended_at", when(run.ended_at.as_deref())),
         (
             "duration",
             runs::duration(run, now).unwrap_or_else(|| or_dash(None)),
@@ -58,6 +61,36 @@ fn render(run: &Run, now: Timestamp) -> String {
         ("monitor_pid", number(run.monitor_pid.map(i64::from))),
         ("log_path", run.log_path.clone()),
     ];
+    if let Some(trigger) = run.original_trigger {
+        lines.push(("original_trigger", trigger.as_str().to_string()));
+    }
+    if let Some(resolution) = &run.resolution {
+        lines.push(("resolution", resolution.clone()));
+    }
+    if let Some(params) = &run.params {
+        for (key, value) in &params.env {
+            lines.push(("params.env", format!("{key}={value}")));
+        }
+        if !params.args.is_empty() {
+            let words: Vec<String> = params.args.iter().map(|a| render::quote(a)).collect();
+            lines.push(("params.args", words.join(" ")));
+        }
+    }
+    if let Some(queue) = &run.queue {
+        lines.push(("queue", queue.clone()));
+    }
+    if let Some(waiting) = &run.waiting {
+        lines.push(("waiting", waiting.clone()));
+    }
+    if let Some(at) = &run.not_before {
+        lines.push(("not_before", render::when_in(at, tz)));
+    }
+    if let Some(n) = run.ended_processes {
+        lines.push(("ended_processes", n.to_string()));
+    }
+    if let Some(at) = &run.log_pruned_at {
+        lines.push(("log_pruned_at", render::when_in(at, tz)));
+    }
     let mut out = String::new();
     for (key, value) in lines {
         let _ = writeln!(out, "{key:<16} {value}");
@@ -79,7 +112,7 @@ mod tests {
         run.reason = Some("exited with code 3".into());
         let now = "2026-11-30T10:00:00Z".parse().unwrap();
         assert_eq!(
-            render(&run, now),
+            render(&run, now, &TimeZone::UTC),
             "id               42\n\
              job              backup\n\
              trigger          scheduled\n\
@@ -89,16 +122,46 @@ mod tests {
              reason           exited with code 3\n\
              attempt          1\n\
              parent_id        -\n\
-             scheduled_at     2026-11-30T09:00:00Z\n\
-             created_at       2026-11-30T09:00:00.010Z\n\
-             started_at       2026-11-30T09:00:00.020Z\n\
-             ended_at         2026-11-30T09:00:04.270Z\n\
+             scheduled_at     2026-11-30 09:00:00 UTC\n\
+             created_at       2026-11-30 09:00:00 UTC\n\
+             started_at       2026-11-30 09:00:00 UTC\n\
+             ended_at         2026-11-30 09:00:04 UTC\n\
              duration         4.2s\n\
              idempotency_key  backup@2026-11-30T09:00:00Z#42\n\
              machine_id       m-1\n\
              boot_id          b-1\n\
              monitor_pid      4242\n\
              log_path         /state/logs/runs/42.log\n"
+        );
+    }
+
+    #[test]
+    fn parameters_queues_and_waits_get_lines_of_their_own() {
+        let mut run = sample_run(43, RunStatus::Queued);
+        run.trigger = stead_protocol::Trigger::Retry;
+        run.params = Some(stead_protocol::RunParams {
+            env: [("MODE".to_string(), "full".to_string())].into(),
+            args: vec!["--since".into(), "two days".into()],
+        });
+        run.queue = Some("gpu".into());
+        run.waiting = Some("its retry delay, until 2026-11-30T09:05:00Z".into());
+        run.not_before = Some("2026-11-30T09:05:00.400Z".into());
+        let out = render(
+            &run,
+            "2026-11-30T10:00:00Z".parse().unwrap(),
+            &TimeZone::UTC,
+        );
+        let tail: Vec<&str> = out.lines().skip(19).collect();
+        assert_eq!(
+            tail,
+            [
+                "params.env       MODE=full",
+                "params.args      --since 'two days'",
+                "queue            gpu",
+                "waiting          its retry delay, until 2026-11-30T09:05:00Z",
+                "not_before       2026-11-30 09:05:00 UTC",
+            ],
+            "{out}"
         );
     }
 }

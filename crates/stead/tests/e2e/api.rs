@@ -95,6 +95,18 @@ impl Api {
         self.send("POST", path, Some(&self.token))
     }
 
+    /// A POST with `body` as JSON.
+    pub fn post_json(&self, path: &str, body: &Value) -> Answer {
+        let url = format!("{}{path}", self.base);
+        let response = self
+            .agent
+            .post(&url)
+            .header("Authorization", &format!("Bearer {}", self.token))
+            .header("Content-Type", "application/json")
+            .send(body.to_string());
+        Self::answer(response.unwrap_or_else(|e| panic!("POST {url}: {e}")))
+    }
+
     /// A request with the token (or none), a method and a path.
     pub fn send(&self, method: &str, path: &str, token: Option<&str>) -> Answer {
         let url = format!("{}{path}", self.base);
@@ -123,7 +135,10 @@ impl Api {
             }
             other => panic!("no {other} in these tests"),
         };
-        let mut response = result.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        Self::answer(result.unwrap_or_else(|e| panic!("{method} {url}: {e}")))
+    }
+
+    fn answer(mut response: ureq::http::Response<ureq::Body>) -> Answer {
         let headers = response
             .headers()
             .iter()

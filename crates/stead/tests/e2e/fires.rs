@@ -12,7 +12,7 @@ use stead_store::postgres::scratch::ScratchDb;
 
 use crate::api::Api;
 use crate::harness::{
-    StateDir, add_job, json, ms_of, now_ms, signal, wait_until, wait_until_within,
+    StateDir, add_job, json, ms_of, now_ms, runs_of, signal, wait_until, wait_until_within,
 };
 
 /// libfaketime: moves what a process reads as the wall clock, re-reading the offset from
@@ -75,13 +75,6 @@ impl Drop for Frozen {
     fn drop(&mut self) {
         signal(self.0, libc::SIGCONT);
     }
-}
-
-fn runs_of(dir: &StateDir, job: &str) -> Vec<Value> {
-    json(dir, &["runs", "--job", job, "--limit", "1000"])
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 /// The job's rows once the ledger has one for the first fire and each of the 30 slept

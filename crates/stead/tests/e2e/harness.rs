@@ -242,6 +242,17 @@ impl StateDir {
     }
 }
 
+impl StateDir {
+    /// Live run monitors of this directory.
+    pub fn monitor_pids(&self) -> Vec<u32> {
+        pids_matching(&self.path)
+            .into_iter()
+            .filter(|(_, argv)| argv.iter().any(|a| a == "monitor"))
+            .map(|(pid, _)| pid)
+            .collect()
+    }
+}
+
 impl Drop for StateDir {
     fn drop(&mut self) {
         // Servers die at once; monitors get SIGTERM, on which they take their run's
@@ -417,11 +428,38 @@ pub fn json(dir: &StateDir, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
 }
 
+/// `stead ARGS --json` parsed, whatever its exit code (a `run --wait` of a run that
+/// failed exits with the run's code).
+pub fn json_anyway(dir: &StateDir, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    let at = all.iter().position(|a| *a == "--").unwrap_or(all.len());
+    all.insert(at, "--json");
+    let out = dir.run(&all);
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stead {args:?}: {e}: {}", text(&out.stderr)))
+}
+
 pub fn add_job(dir: &StateDir, name: &str, extra: &[&str], script: &str) {
     let mut args = vec!["job", "add", name];
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--shell", "--", script]);
     json(dir, &args);
+}
+
+/// Every run of `job`, newest first.
+pub fn runs_of(dir: &StateDir, job: &str) -> Vec<Value> {
+    json(dir, &["runs", "--job", job, "--limit", "1000"])
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The runs of `job` whose parent is run `parent` (its resumes, retries).
+pub fn children_of(dir: &StateDir, job: &str, parent: i64) -> Vec<Value> {
+    runs_of(dir, job)
+        .into_iter()
+        .filter(|r| r["parent_id"] == parent)
+        .collect()
 }
 
 pub fn run_of(dir: &StateDir, id: i64) -> Value {

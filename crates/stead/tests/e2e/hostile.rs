@@ -585,12 +585,28 @@ fn bodies_hosts_targets_and_methods_the_api_does_not_take_are_refused() {
     };
     // Bodies: what an endpoint would ignore is refused, and nothing is done.
     for body in [&b"not json"[..], b"{\"env\": {\"A\": \"1\"}}", b"[]"] {
-        let (status, answer) = post("/api/jobs/hello/run", body, body.len());
+        let (status, answer) = post("/api/jobs/hello/disable", body, body.len());
         assert_eq!(status, 400, "{answer}");
         assert!(
             answer.contains("takes no parameters in its body"),
             "{answer}"
         );
+    }
+    assert_ne!(
+        json(&dir, &["job", "show", "hello"])["enabled"],
+        false,
+        "still enabled"
+    );
+    // A run takes its parameters in its body, read strictly.
+    for body in [
+        &b"not json"[..],
+        b"[]",
+        b"{\"envs\": {}}",
+        b"{\"args\": \"x\"}",
+    ] {
+        let (status, answer) = post("/api/jobs/hello/run", body, body.len());
+        assert_eq!(status, 400, "{answer}");
+        assert!(answer.contains("invalid body"), "{answer}");
     }
     let (status, answer) = post("/api/jobs/hello/run", b"{}", 2);
     assert_eq!(status, 201, "an empty object is no parameters: {answer}");

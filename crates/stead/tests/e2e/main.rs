@@ -4,6 +4,7 @@
 
 mod api;
 mod bad_input;
+mod chains;
 mod cluster;
 mod compat;
 mod connections;
@@ -17,13 +18,19 @@ mod harness;
 mod hostile;
 mod http;
 mod lifecycle;
+mod notify;
 mod openapi;
+mod params;
 mod partition;
+mod pause;
 mod postgres;
 mod private_pg;
+mod queues;
+mod receiver;
 mod recovery;
 mod resumer;
 mod retention;
+mod retries;
 mod runs;
 mod scheduler;
 mod soak;

@@ -23,20 +23,6 @@ fn dir_resuming_at_once() -> StateDir {
     dir
 }
 
-fn runs_of(dir: &StateDir, job: &str) -> Vec<Value> {
-    json(dir, &["runs", "--job", job, "--limit", "1000"])
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
-fn children_of(dir: &StateDir, job: &str, parent: i64) -> Vec<Value> {
-    runs_of(dir, job)
-        .into_iter()
-        .filter(|r| r["parent_id"] == parent)
-        .collect()
-}
-
 fn wait_resolved(dir: &StateDir, id: i64) -> Value {
     let mut run = Value::Null;
     wait_until(&format!("run {id} is resolved"), || {
