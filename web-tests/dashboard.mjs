@@ -8,6 +8,14 @@
 //   STEAD_SCREENSHOT  where to write the full-page PNG (its directory is created)
 //   STEAD_JOB_FAST    a job that ends quickly, succeeds and prints `done` (e.g. `sleep 1; echo done`)
 //   STEAD_JOB_SLOW    a job that runs long (e.g. `sleep 300`); it is run, cancelled and toggled
+//   STEAD_JOB_FLAKY   a job that fails at once, with `retries` 1 and a short retry delay
+//   STEAD_JOB_AFTER   a job that runs `after` STEAD_JOB_FAST, and has (so STEAD_JOB_FAST has run)
+//   STEAD_QUEUE       a queue of `parallel` 1, shared by the next two jobs and no other
+//   STEAD_JOB_HOLD    a job of that queue that runs long; it is run, then cancelled
+//   STEAD_JOB_QUEUED  a job of that queue that ends quickly; run with parameters, then cancelled
+//   STEAD_JOB_PAUSE   a scheduled job, not paused; it is paused, unpaused and left paused
+//   STEAD_JOB_PAUSED  a job firing every few seconds, paused; it is disabled once checked
+//   STEAD_NOTIFIER    a notifier
 //   STEAD_CHROMIUM    optional, the browser binary (default /usr/bin/chromium)
 //
 // Prints `ok - <step>` per step and `dashboard_latency_ms=<n>` on stdout. Exit status: 0 all
@@ -32,6 +40,14 @@ const TOKEN = env(SCRIPT, 'STEAD_TOKEN');
 const SHOT = path.resolve(env(SCRIPT, 'STEAD_SCREENSHOT'));
 const FAST = env(SCRIPT, 'STEAD_JOB_FAST');
 const SLOW = env(SCRIPT, 'STEAD_JOB_SLOW');
+const FLAKY = env(SCRIPT, 'STEAD_JOB_FLAKY');
+const AFTER = env(SCRIPT, 'STEAD_JOB_AFTER');
+const QUEUE = env(SCRIPT, 'STEAD_QUEUE');
+const HOLD = env(SCRIPT, 'STEAD_JOB_HOLD');
+const QUEUED = env(SCRIPT, 'STEAD_JOB_QUEUED');
+const PAUSE = env(SCRIPT, 'STEAD_JOB_PAUSE');
+const PAUSED = env(SCRIPT, 'STEAD_JOB_PAUSED');
+const NOTIFIER = env(SCRIPT, 'STEAD_NOTIFIER');
 const SHOT_FAILURE = SHOT.endsWith('.png') ? `${SHOT.slice(0, -4)}-failure.png` : `${SHOT}-failure.png`;
 const base = new URL(BASE);
 
@@ -66,11 +82,17 @@ function withTimeout(promise, ms, what) {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** A request through fetch (with the Bearer token unless `token` is null). */
-async function api(method, p, { token = TOKEN, headers = {} } = {}) {
+/** A request through fetch (with the Bearer token unless `token` is null; `body` sent as JSON). */
+async function api(method, p, { token = TOKEN, headers = {}, body } = {}) {
   const h = { ...headers };
   if (token) h.Authorization = `Bearer ${token}`;
-  const res = await fetch(BASE + p, { method, headers: h, signal: AbortSignal.timeout(WAIT_MS) });
+  if (body !== undefined) h['Content-Type'] = 'application/json';
+  const res = await fetch(BASE + p, {
+    method,
+    headers: h,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(WAIT_MS),
+  });
   const text = await res.text();
   let json;
   try {
@@ -81,8 +103,8 @@ async function api(method, p, { token = TOKEN, headers = {} } = {}) {
   return { status: res.status, text, json };
 }
 
-async function apiOk(method, p, want = 200) {
-  const r = await api(method, p);
+async function apiOk(method, p, want = 200, body = undefined) {
+  const r = await api(method, p, { body });
   if (r.status !== want) throw new Error(`${method} ${p}: HTTP ${r.status}, expected ${want}: ${r.text.slice(0, 300)}`);
   return r.json;
 }
@@ -213,6 +235,38 @@ async function waitNewRunOf(job, known) {
       if (r.status === 200 && r.json.job === job) return { id, run: r.json };
     }
   }
+}
+
+/** Waits until element `sel` holds each of `parts` in its text; answers the text. */
+async function waitText(sel, parts) {
+  try {
+    const handle = await page.waitForFunction(
+      ([s, want]) => {
+        const text = document.querySelector(s)?.textContent ?? null;
+        return text !== null && want.every((w) => text.includes(w)) ? text : null;
+      },
+      [sel, parts],
+      { timeout: WAIT_MS },
+    );
+    const text = await handle.jsonValue();
+    await handle.dispose();
+    return text;
+  } catch (err) {
+    const text = await page.locator(sel).first().textContent({ timeout: 1_000 }).catch(() => '(absent)');
+    throw new Error(`${sel} does not show ${JSON.stringify(parts)}: it reads ${JSON.stringify(text)} (${err.message})`);
+  }
+}
+
+/** Waits until an attribute of element `sel` has a value; answers it. */
+async function waitAttribute(sel, name) {
+  const handle = await page.waitForFunction(
+    ([s, n]) => document.querySelector(s)?.getAttribute(n) ?? null,
+    [sel, name],
+    { timeout: WAIT_MS },
+  );
+  const value = await handle.jsonValue();
+  await handle.dispose();
+  return value;
 }
 
 /** Clicks a run element somewhere that is not one of its buttons, links or inputs. */
@@ -365,7 +419,109 @@ async function run() {
     });
   }
 
-  // g. Security, from node.
+  // g. A retry chain: the failed run links to its retry, and the retry back to it.
+  let failed;
+  let retry;
+  await step(`a run of ${FLAKY} fails; its row links to its retry, whose row says what it retries`, async () => {
+    failed = String((await apiOk('POST', `/api/jobs/${enc(FLAKY)}/run`, 201)).id);
+    retry = await waitAttribute(`${runSel(failed)} button.follow`, 'data-target');
+    const r = await apiOk('GET', `/api/runs/${enc(retry)}`);
+    if (r.trigger !== 'retry' || String(r.parent_id) !== failed) {
+      throw new Error(`run ${retry} is not a retry of run ${failed}: ${JSON.stringify(r)}`);
+    }
+    await waitText(runSel(failed), [`retried as #${retry}`]);
+    await waitText(runSel(retry), [`retry of #${failed}`, 'attempt 2']);
+    return `run ${failed}, retried as run ${retry}`;
+  });
+  await step(`following that link shows the retry, whose details lead back to the failed run`, async () => {
+    await page.click(`${runSel(failed)} button.follow`, { timeout: WAIT_MS });
+    await waitText('#details-h', [`Run #${retry}`]);
+    await waitText('#details-explain', [`Retries failed run #${failed}`]);
+    await page.waitForSelector(`#details-nav button[data-target=${q(failed)}]`, { timeout: WAIT_MS });
+  });
+
+  // h. An after-run names the upstream run whose success started it.
+  await step(`the run of ${AFTER} says which run of ${FAST} it follows`, async () => {
+    const [after] = await apiOk('GET', `/api/runs?job=${enc(AFTER)}&limit=1`);
+    if (!after || after.trigger !== 'after') throw new Error(`no after-run of ${AFTER}: ${JSON.stringify(after)}`);
+    await waitText(runSel(after.id), [`after #${after.parent_id}`, `of ${FAST}`]);
+    return `run ${after.id}, after run ${after.parent_id}`;
+  });
+
+  // i. A queue: one run holds its only place, the next waits, with its own parameters.
+  let held;
+  let queued;
+  await step(`a run of ${QUEUED} waits for a place in queue ${QUEUE} while ${HOLD} runs`, async () => {
+    held = String((await apiOk('POST', `/api/jobs/${enc(HOLD)}/run`, 201)).id);
+    await waitStatus(held, 'running');
+    const params = { env: { GREETING: 'hello world' }, args: ['a', 'b c'] };
+    queued = String((await apiOk('POST', `/api/jobs/${enc(QUEUED)}/run`, 201, params)).id);
+    await waitText(`${runSel(queued)} .waiting`, [`a place in queue ${QUEUE}`]);
+    return `run ${queued} waits behind run ${held}`;
+  });
+  await step(`the waiting run's details show its parameters and its queue`, async () => {
+    await clickRunElement(runSel(queued));
+    await waitText('#details-h', [`Run #${queued}`]);
+    await waitText('#run-fields', ["GREETING='hello world'", "a 'b c'", `a place in queue ${QUEUE}`]);
+  });
+  await step(`the queues section lists ${QUEUE}: 1 of 1 running, 1 waiting, and its jobs`, async () => {
+    const row = `#queues-table tr[data-queue=${q(QUEUE)}]`;
+    await waitText(row, [QUEUE, '1 of 1', HOLD, QUEUED]);
+    await waitText(`${row} td:nth-of-type(2)`, ['1']);
+  });
+  await step(`the notifiers section lists ${NOTIFIER}, its receiver and its events`, async () => {
+    const notifier = (await apiOk('GET', '/api/notifiers')).find((n) => n.name === NOTIFIER);
+    if (!notifier) throw new Error(`no notifier ${NOTIFIER} per the API`);
+    await waitText(`#notifiers-table tr[data-notifier=${q(NOTIFIER)}]`, [NOTIFIER, notifier.url, ...notifier.delivers]);
+  });
+
+  // j. Pauses: one made elsewhere shows; Unpause and Pause act.
+  const pauseRow = jobRow(PAUSE);
+  const pauseButton = `${pauseRow} button[data-action="pause"]`;
+  await step(`${PAUSE} paused through the API shows as paused, with its end`, async () => {
+    const job = await apiOk('POST', `/api/jobs/${enc(PAUSE)}/pause`, 200, { for: '2h' });
+    if (!job.paused_until) throw new Error(`the pause's answer has no paused_until: ${JSON.stringify(job)}`);
+    await page.waitForSelector(`${pauseRow}[data-paused="true"]`, { timeout: WAIT_MS });
+    await waitText(pauseRow, ['paused', 'until']);
+    await waitText(pauseButton, ['Unpause']);
+  });
+  await step(`the Unpause button unpauses ${PAUSE}`, async () => {
+    await page.click(pauseButton, { timeout: WAIT_MS });
+    await page.waitForSelector(`${pauseRow}[data-paused="false"]`, { timeout: WAIT_MS });
+    await pollApi(`/api/jobs/${enc(PAUSE)}`, (j) => !j.paused_until, `job ${PAUSE} not paused per the API`);
+    await waitText(pauseButton, ['Pause 1 h']);
+  });
+  await step(`the Pause button pauses ${PAUSE} for an hour`, async () => {
+    const asked = Date.now();
+    await page.click(pauseButton, { timeout: WAIT_MS });
+    await page.waitForSelector(`${pauseRow}[data-paused="true"]`, { timeout: WAIT_MS });
+    const job = await pollApi(`/api/jobs/${enc(PAUSE)}`, (j) => Boolean(j.paused_until), `job ${PAUSE} paused per the API`);
+    const ahead = Date.parse(job.paused_until) - asked;
+    if (Math.abs(ahead - 3_600_000) > 60_000) throw new Error(`paused until ${job.paused_until}: not an hour from the click`);
+    return `until ${job.paused_until}`;
+  });
+
+  // k. A fire a pause passed over: a skipped tick on the timeline, its title naming the pause.
+  await step(`a fire of ${PAUSED} passed over by its pause reads as such on the timeline`, async () => {
+    const handle = await page.waitForFunction(
+      (job) => {
+        for (const el of document.querySelectorAll('#tl-layer .tl-skip')) {
+          const title = el.getAttribute('title') || '';
+          if (title.includes(` · ${job}\n`) && title.includes('the job is paused until ')) return title;
+        }
+        return null;
+      },
+      PAUSED,
+      { timeout: WAIT_MS },
+    );
+    const title = await handle.jsonValue();
+    await handle.dispose();
+    if (/\d{4}-\d\d-\d\dT\d\d:/.test(title)) throw new Error(`the title shows a raw RFC 3339 time: ${JSON.stringify(title)}`);
+    await apiOk('POST', `/api/jobs/${enc(PAUSED)}/disable`); // no more fires to skip
+    return JSON.stringify(title);
+  });
+
+  // l. Security, from node.
   const auth = { Authorization: `Bearer ${TOKEN}` };
   const expectStatus = async (description, headers, want, code) => {
     await step(description, async () => {
@@ -401,11 +557,19 @@ async function run() {
     'forbidden',
   );
 
-  // h. Screenshot.
+  // m. Screenshot.
   await step(`full-page screenshot saved to ${SHOT}`, async () => {
     fs.mkdirSync(path.dirname(SHOT), { recursive: true });
     await page.screenshot({ path: SHOT, fullPage: true, timeout: WAIT_MS });
     if (fs.statSync(SHOT).size === 0) throw new Error('the screenshot is empty');
+  });
+
+  // n. The queue's place passes on, and the queue empties.
+  await step(`cancelling the run of ${HOLD} lets the waiting run of ${QUEUED} run; queue ${QUEUE} empties`, async () => {
+    await apiOk('POST', `/api/runs/${enc(held)}/cancel`);
+    await waitStatus(held, 'cancelled');
+    await waitStatus(queued, 'succeeded');
+    await waitText(`#queues-table tr[data-queue=${q(QUEUE)}]`, ['0 of 1']);
   });
 }
 

@@ -1,10 +1,11 @@
 // Fires not run on the dashboard's timeline (model.js): each skipped row is a tick at the
 // fire it stands for, not at the moment it was recorded, so 29 fires coalesced into one
-// catch-up run stand apart; its title says which fire and why, naming the catch-up run.
+// catch-up run stand apart; its title says which fire and why, naming the catch-up run or
+// the pause (with its end as a local time); and which fires a pause passes over.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runSpan, skippedLines } from '../../crates/stead-server/src/http/assets/js/model.js';
+import { pausedOver, runSpan, skippedLines } from '../../crates/stead-server/src/http/assets/js/model.js';
 
 const MIN = 60 * 1000;
 const woke = '2026-12-01T10:30:10.000Z';
@@ -50,4 +51,23 @@ test('the title names the fire and the reason, with the catch-up run', () => {
     'fire not run: coalesced into catch-up run 31 (catch_up = once)',
     `recorded ${woke}`,
   ]);
+});
+
+test("a fire a pause passed over: the title names the pause, its end written as the page writes times", () => {
+  const until = '2026-12-01T11:00:00.000Z';
+  const row = { ...skippedRow(9, 9), trigger: 'scheduled', reason: `fire not run: the job is paused until ${until}` };
+  const lines = skippedLines(row, (t) => `<${new Date(t).toISOString()}>`);
+  assert.deepEqual(lines, [
+    `fire of <${fire(9)}> not run`,
+    `fire not run: the job is paused until <${until}>`,
+    `recorded <${woke}>`,
+  ]);
+});
+
+test('pausedOver: the fires before the end of a pause; none of a job not paused', () => {
+  const job = { name: 'tick', paused_until: '2026-12-01T11:00:00.000Z' };
+  assert.equal(pausedOver(job, Date.parse('2026-12-01T10:59:59.000Z')), true);
+  assert.equal(pausedOver(job, Date.parse('2026-12-01T11:00:00.000Z')), false, 'the fire at its end runs');
+  assert.equal(pausedOver({ name: 'tick' }, 0), false);
+  assert.equal(pausedOver(undefined, 0), false, 'a removed job');
 });

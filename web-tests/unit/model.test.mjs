@@ -1,5 +1,6 @@
 // The dashboard's run model (model.js): a run never goes back, upserts say what changed,
-// pages of runs merge with the paging cursor, and the loaded runs' order and filters.
+// pages of runs merge with the paging cursor, the loaded runs' order and filters, and when
+// the jobs' pauses end.
 
 import { beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +9,7 @@ import {
   latestRunByJob,
   matchesFilter,
   mergeRuns,
+  nextPauseEnd,
   oldestFirst,
   oldestRun,
   progress,
@@ -64,11 +66,20 @@ test('storeRun: a row as far along replaces the stored one (a newer copy)', () =
   assert.equal(state.runs.get(1).resolution, 'resumed as run 2');
 });
 
+test('storeRun: a failed run once retried stays so (followed_by comes later)', () => {
+  storeRun(run(1, 'failed'));
+  assert.equal(storeRun(run(1, 'failed', { followed_by: 2 })), true);
+  assert.equal(storeRun(run(1, 'failed')), false, 'a copy read before its retry existed');
+  assert.equal(state.runs.get(1).followed_by, 2);
+});
+
 test('upsertRun: says whether the run is new, and what changed', () => {
-  assert.deepEqual(upsertRun(run(5, 'queued')), { fresh: true, statusChanged: false, hostChanged: false });
-  assert.deepEqual(upsertRun(run(5, 'queued')), { fresh: false, statusChanged: false, hostChanged: false });
-  assert.deepEqual(upsertRun(run(5, 'queued', { machine_id: 'm1' })), { fresh: false, statusChanged: false, hostChanged: true });
-  assert.deepEqual(upsertRun(run(5, 'running', { machine_id: 'm1' })), { fresh: false, statusChanged: true, hostChanged: false });
+  const none = { fresh: false, statusChanged: false, hostChanged: false, waitingChanged: false };
+  assert.deepEqual(upsertRun(run(5, 'queued', { waiting: 'a place in queue q' })), { ...none, fresh: true });
+  assert.deepEqual(upsertRun(run(5, 'queued', { waiting: 'a place in queue q' })), none);
+  assert.deepEqual(upsertRun(run(5, 'queued')), { ...none, waitingChanged: true });
+  assert.deepEqual(upsertRun(run(5, 'queued', { machine_id: 'm1' })), { ...none, hostChanged: true });
+  assert.deepEqual(upsertRun(run(5, 'running', { machine_id: 'm1' })), { ...none, statusChanged: true });
   assert.equal(upsertRun(run(5, 'queued')), null, 'going back is refused');
   assert.equal(state.runs.get(5).status, 'running');
   assert.equal(state.runs.get(5).machine_id, 'm1');
@@ -144,4 +155,17 @@ test('matchesFilter: by job, by status, by both, or all', () => {
   assert.ok(!matchesFilter(a) && matchesFilter(b));
   state.filter = { job: 'a', status: 'succeeded' };
   assert.ok(!matchesFilter(a) && !matchesFilter(b));
+});
+
+test('nextPauseEnd: the first pause to end after now; none when no job is paused ahead', () => {
+  const now = Date.parse('2026-12-02T06:00:00.000Z');
+  const jobs = [
+    { name: 'a' },
+    { name: 'b', paused_until: '2026-12-02T08:00:00.000Z' },
+    { name: 'c', paused_until: '2026-12-02T07:00:00.000Z' },
+    { name: 'd', paused_until: '2026-12-02T05:00:00.000Z' },
+  ];
+  assert.equal(nextPauseEnd(jobs, now), Date.parse('2026-12-02T07:00:00.000Z'));
+  assert.equal(nextPauseEnd(jobs.slice(0, 1), now), null);
+  assert.equal(nextPauseEnd([jobs[3]], now), null, 'a pause already over is not waited for');
 });

@@ -1,11 +1,20 @@
 // The dashboard's time text (time.js): spans, relative times, durations, leases, parsed
-// durations, and which absolute format a time gets. Only the words stead writes itself are
+// durations, which absolute format a time gets, and the times within the server's words. Only the words stead writes itself are
 // asserted; absolute times are compared with Intl in the same locale and zone, never with a
 // fixed string, so the test holds on any machine.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { absText, durText, leaseText, parseDuration, relText, span } from '../../crates/stead-server/src/http/assets/js/time.js';
+import {
+  absText,
+  durText,
+  leaseText,
+  localTimes,
+  parseDuration,
+  relText,
+  span,
+  splitTimes,
+} from '../../crates/stead-server/src/http/assets/js/time.js';
 
 const S = 1000;
 const MIN = 60 * S;
@@ -97,4 +106,34 @@ test('absText: the time of day today, the day this year, the full date another y
   // The three are told apart: the same time of day on another day says more.
   assert.notEqual(absText(today, now), absText(thisYear, now));
   assert.notEqual(absText(thisYear, now), absText(new Date(2025, 2, 3, 8, 5, 9).getTime(), now));
+});
+
+test('splitTimes: the RFC 3339 times within words, as the server writes them', () => {
+  assert.deepEqual(splitTimes('its retry delay, until 2026-12-02T06:21:54.905Z'), [
+    'its retry delay, until ',
+    { iso: '2026-12-02T06:21:54.905Z' },
+  ]);
+  assert.deepEqual(
+    splitTimes('its retry delay, until 2026-12-02T06:21:54Z, then a place in queue gpu'),
+    ['its retry delay, until ', { iso: '2026-12-02T06:21:54Z' }, ', then a place in queue gpu'],
+  );
+  assert.deepEqual(splitTimes('2026-12-02T06:21:54+01:00 and 2026-12-03T00:00:00.000Z'), [
+    { iso: '2026-12-02T06:21:54+01:00' },
+    ' and ',
+    { iso: '2026-12-03T00:00:00.000Z' },
+  ]);
+  assert.deepEqual(splitTimes('a place in queue gpu'), ['a place in queue gpu']);
+  assert.deepEqual(splitTimes(''), []);
+  // A date alone, or a run number, is not a time.
+  assert.deepEqual(splitTimes('coalesced into catch-up run 2026 on 2026-12-02'), ['coalesced into catch-up run 2026 on 2026-12-02']);
+});
+
+test('localTimes: each time written by the function given, the words kept', () => {
+  const iso = (t) => new Date(t).toISOString();
+  assert.equal(
+    localTimes('fire not run: the job is paused until 2026-12-02T07:00:00.000Z', (t) => `<${iso(t)}>`),
+    'fire not run: the job is paused until <2026-12-02T07:00:00.000Z>',
+  );
+  const t = Date.parse('2026-12-02T07:00:00.000Z');
+  assert.equal(localTimes('until 2026-12-02T07:00:00.000Z'), `until ${absText(t)}`, 'absText by default');
 });

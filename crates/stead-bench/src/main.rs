@@ -12,6 +12,7 @@
 //! cargo run --release -p stead-bench -- hostile [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- guard [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- retention [--iterations N] [--json]
+//! cargo run --release -p stead-bench -- notify [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- all [...]
 //! ```
 //!
@@ -31,6 +32,7 @@ mod figures;
 mod guard;
 mod hostile;
 mod ledger;
+mod notify;
 mod pg;
 mod probe;
 mod proc;
@@ -85,6 +87,9 @@ enum Bench {
     /// The ledger's size and `stead runs` with 1,000,000 runs, before and after a prune to
     /// 100,000; the prune's throughput and the longest it held the ledger
     Retention(Args),
+    /// How soon a failure's notification reaches a local receiver, and what the outbox
+    /// adds to a run's end
+    Notify(Args),
     /// `foundation`, then `runs`, then `recovery`, then `web`, then `hostile`, then
     /// `guard`, then `cluster`
     All(Args),
@@ -163,6 +168,13 @@ fn main() -> ExitCode {
             let guard = setup.guard()?;
             let stead = stead::Stead::new(setup.stead.clone(), guard.root());
             let report = retention::run(&stead, args.iterations.unwrap_or(50))?;
+            drop(guard);
+            print(args.json, report.json(), || report.table())
+        }),
+        Bench::Notify(args) => Setup::new(&args).and_then(|setup| {
+            let guard = setup.guard()?;
+            let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+            let report = notify::run(&stead, guard.root(), args.iterations.unwrap_or(50))?;
             drop(guard);
             print(args.json, report.json(), || report.table())
         }),

@@ -1092,6 +1092,6 @@ const CLUSTER_NOTES: [&str; 7] = [
      host with its new server's pid; each resume run is then cancelled.",
 ];
 
-fn stats(s: &Stats) -> Value {
+pub fn stats(s: &Stats) -> Value {
     json!({ "n": s.n, "median": s.median, "p90": s.p90, "min": s.min })
 }

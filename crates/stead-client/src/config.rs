@@ -199,6 +199,8 @@ pub enum ConfigError {
     Logs(String),
     #[error("invalid retention setting: {0}")]
     Retention(String),
+    #[error("invalid queues setting: {0}")]
+    Queues(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -301,6 +303,26 @@ fn retention(
         }
     }
     Ok(retention)
+}
+
+/// `[queues]`, with `STEAD_QUEUES_DEFAULT_PARALLEL` over the file.
+fn queues(
+    file: &QueuesFile,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<QueuesConfig, ConfigError> {
+    const ENV: &str = "STEAD_QUEUES_DEFAULT_PARALLEL";
+    let default_parallel = match env(ENV).filter(|v| !v.is_empty()) {
+        Some(raw) => Some(raw.trim().parse::<u32>().map_err(|_| {
+            ConfigError::Queues(format!("{ENV}={raw:?}: expected a whole number of runs"))
+        })?),
+        None => file.default_parallel,
+    };
+    if default_parallel == Some(0) {
+        return Err(ConfigError::Queues(
+            "default_parallel must be at least 1 (leave it out for no limit)".into(),
+        ));
+    }
+    Ok(QueuesConfig { default_parallel })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -439,19 +461,13 @@ impl Config {
             .transpose()?
             .unwrap_or_default();
         let retention = retention(&file.retention, &env)?;
-        if file.queues.default_parallel == Some(0) {
-            return Err(ConfigError::Inconsistent(
-                "[queues] default_parallel must be at least 1 (leave it out for no limit)".into(),
-            ));
-        }
+        let queues = queues(&file.queues, &env)?;
         Ok(Self {
             timings,
             http,
             logs: LogsConfig { keep_free },
             retention,
-            queues: QueuesConfig {
-                default_parallel: file.queues.default_parallel,
-            },
+            queues,
             store_url,
         })
     }
@@ -541,6 +557,29 @@ mod tests {
         assert_eq!(c.logs.keep_free, KeepFree::Percent(1));
         let err = load(Some("[logs]\nkeep_free = \"lots\"\n"), &[]).unwrap_err();
         assert!(err.to_string().contains("invalid keep_free"), "{err}");
+    }
+
+    #[test]
+    fn the_hosts_default_queue_limit_is_off_unless_set_and_never_zero() {
+        assert_eq!(load(None, &[]).unwrap().queues.default_parallel, None);
+        let c = load(Some("[queues]\ndefault_parallel = 4\n"), &[]).unwrap();
+        assert_eq!(c.queues.default_parallel, Some(4));
+        let c = load(
+            Some("[queues]\ndefault_parallel = 4\n"),
+            &[("STEAD_QUEUES_DEFAULT_PARALLEL", "2")],
+        )
+        .unwrap();
+        assert_eq!(c.queues.default_parallel, Some(2));
+        for (file, env) in [
+            (Some("[queues]\ndefault_parallel = 0\n"), vec![]),
+            (None, vec![("STEAD_QUEUES_DEFAULT_PARALLEL", "many")]),
+        ] {
+            let err = load(file, &env).unwrap_err();
+            assert!(
+                err.to_string().starts_with("invalid queues setting: "),
+                "{err}"
+            );
+        }
     }
 
     #[test]

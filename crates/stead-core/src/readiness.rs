@@ -87,7 +87,12 @@ pub fn readiness(inputs: Inputs<'_>) -> Answer {
     }
 
     for (job, timing) in jobs.iter().filter(|(j, _)| j.spec.enabled && depends(j)) {
-        let Some(at) = timing.next_after(now) else {
+        // Fires a pause skips cut nothing: the first that counts is at its end or later.
+        let from = match job.paused_until.filter(|until| *until > now) {
+            Some(until) => (until - SignedDuration::from_millis(1)).max(now),
+            None => now,
+        };
+        let Some(at) = timing.next_after(from) else {
             continue;
         };
         if at <= now + window {
@@ -271,6 +276,26 @@ mod tests {
         );
         // A job that does not depend on the service does not.
         assert!(answer("db", &jobs, &[], &[]).readiness.ready);
+    }
+
+    #[test]
+    fn a_paused_jobs_fires_block_only_from_the_end_of_its_pause() {
+        let (mut paused, timing) = job("every-minute", Some("* * * * *"), &["web"]);
+        paused.paused_until = Some(t("2026-11-30T12:30:00Z"));
+        let a = answer("web", &[(paused.clone(), timing.clone())], &[], &[]);
+        assert!(a.readiness.ready, "{a:?}");
+        // Looks again when the fire at the pause's end enters the window.
+        assert_eq!(a.next_change, Some(t("2026-11-30T12:28:30Z")));
+        // A pause about to end: the fire at its end is inside the window.
+        paused.paused_until = Some(t("2026-11-30T12:01:00Z"));
+        let a = answer("web", &[(paused, timing)], &[], &[]);
+        assert_eq!(
+            a.readiness.blockers,
+            [Blocker::Fire {
+                job: "every-minute".into(),
+                at: "2026-11-30T12:01:00.000Z".into()
+            }]
+        );
     }
 
     #[test]

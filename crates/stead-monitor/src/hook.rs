@@ -39,15 +39,6 @@ pub fn after(
     if chained.end.status != RunStatus::Failed {
         return;
     }
-    // The ledger wrote the next attempt with the failure: the hook is for the last one.
-    if let Some(retry) = plan.retry_follows() {
-        log.note(&format!(
-            "not running the failure hook: retry {} of {} follows",
-            retry.made + 1,
-            retry.made + retry.left
-        ));
-        return;
-    }
     // A cancel or stop that came after the last command failed by itself (or while its
     // end was being recorded) still asks for no more work.
     let pending = || signals.take().into_iter().find_map(Stop::from_signal);
@@ -57,7 +48,8 @@ pub fn after(
     }
     let input = match super::with_retry(|| recorder.run(plan.run_id)) {
         // The ledger has the last word: a failure during a restart of a service the job
-        // depends on was recorded as an interruption, which sends no alarm.
+        // depends on was recorded as an interruption, which sends no alarm (and is
+        // resumed, not retried).
         Ok(Some(run)) if run.status != RunStatus::Failed => {
             log.note(&format!(
                 "not running the failure hook: the run was recorded {}",
@@ -65,7 +57,19 @@ pub fn after(
             ));
             return;
         }
-        Ok(Some(run)) => serde_json::to_string(&run).map_err(|e| e.to_string()),
+        Ok(Some(run)) => match plan.retry_follows() {
+            // The ledger wrote the next attempt with the failure: the hook is for the
+            // last one.
+            Some(retry) => {
+                log.note(&format!(
+                    "not running the failure hook: retry {} of {} follows",
+                    retry.made + 1,
+                    retry.made + retry.left
+                ));
+                return;
+            }
+            None => serde_json::to_string(&run).map_err(|e| e.to_string()),
+        },
         Ok(None) => Err("it is not in the ledger".into()),
         Err(e) => Err(e.to_string()),
     };

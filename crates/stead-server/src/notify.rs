@@ -9,8 +9,9 @@
 //! again. On a shared ledger the scheduler's leader delivers, so each event goes out
 //! from one host at a time.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hmac::{Hmac, Mac};
@@ -18,6 +19,7 @@ use jiff::Timestamp;
 use sha2::Sha256;
 use stead_core::records::OutboxRow;
 use stead_protocol::NotifierSpec;
+use tokio::sync::Notify;
 use tracing::{info, warn};
 
 use crate::ledger::blocking;
@@ -40,14 +42,17 @@ pub const SIGNATURE_HEADER: &str = "X-Stead-Signature";
 
 /// Delivers while this server leads. Every event is written with a change of its run's
 /// row, which wakes this task (a monitor's end on this host, the ledger's announcement
-/// from another); otherwise it sleeps until the next attempt is due.
+/// from another); otherwise it sleeps until the next attempt is due. Each notifier's
+/// events are carried by a task of its own, one at a time and in order, so a receiver
+/// that hangs until the timeout holds back only its own events.
 pub async fn run(shared: Arc<Shared>) {
     let mut leader = shared.leader.subscribe();
+    let carriers = Carriers::default();
     loop {
         let mut events = shared.run_events.subscribe();
         let leading = *leader.borrow_and_update();
         let wake = match leading {
-            Some(epoch) => pass(&shared, epoch).await,
+            Some(epoch) => pass(&shared, epoch, &carriers).await,
             None => Wake::OnEvent,
         };
         let clock = shared.world.clock.clone();
@@ -55,6 +60,7 @@ pub async fn run(shared: Arc<Shared>) {
             () = shared.stop.cancelled() => return,
             _ = events.recv() => {}
             () = shared.notifiers_changed.notified() => {}
+            () = carriers.done.notified() => {}
             _ = leader.changed() => {}
             () = async {
                 match wake {
@@ -67,84 +73,143 @@ pub async fn run(shared: Arc<Shared>) {
     }
 }
 
+/// The notifiers whose events a task is carrying now, and how such a task says it is
+/// done (its notifier has nothing more due, or the ledger failed it).
+#[derive(Default, Clone)]
+struct Carriers {
+    busy: Arc<Mutex<BTreeSet<String>>>,
+    done: Arc<Notify>,
+}
+
 /// When to look at the outbox again, besides on a run's change.
 enum Wake {
     /// The next attempt is due then.
     At(Timestamp),
     /// The ledger could not be read: after this long.
     After(Duration),
-    /// Nothing is pending.
+    /// Nothing is pending, or only what a carrier is delivering.
     OnEvent,
 }
 
-/// Delivers every due event, one notifier's in order; says when to look again.
-async fn pass(shared: &Arc<Shared>, epoch: i64) -> Wake {
-    loop {
-        let now = shared.world.clock.now();
-        let found = blocking(shared, move |s| {
-            let due = s.world.store.outbox_due(now)?;
-            let notifiers = s.world.store.notifier_list()?;
-            Ok((due, notifiers))
-        })
-        .await;
-        let (due, notifiers) = match found {
-            Ok(found) => found,
-            Err(e) => {
-                warn!(cause = %e.message, "failed to read the notification outbox");
-                return Wake::After(READ_AGAIN);
-            }
+/// Starts a carrier for every notifier with an event due and none carrying it; says when
+/// to look again.
+async fn pass(shared: &Arc<Shared>, epoch: i64, carriers: &Carriers) -> Wake {
+    let now = shared.world.clock.now();
+    let found = blocking(shared, move |s| {
+        let due = s.world.store.outbox_due(now)?;
+        let notifiers = s.world.store.notifier_list()?;
+        let next = s.world.store.outbox_next()?;
+        Ok((due, notifiers, next))
+    })
+    .await;
+    let (due, notifiers, next) = match found {
+        Ok(found) => found,
+        Err(e) => {
+            warn!(cause = %e.message, "failed to read the notification outbox");
+            return Wake::After(READ_AGAIN);
+        }
+    };
+    for row in due {
+        let Some(spec) = notifiers.iter().find(|n| n.name == row.notifier).cloned() else {
+            continue;
         };
-        if due.is_empty() {
-            return match blocking(shared, |s| s.world.store.outbox_next()).await {
-                Ok(Some(at)) => Wake::At(at),
-                Ok(None) => Wake::OnEvent,
-                Err(_) => Wake::After(READ_AGAIN),
-            };
+        let mut busy = carriers.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if !busy.insert(spec.name.clone()) {
+            continue;
         }
-        // One notifier's events go one at a time, in order (each pass takes the head of
-        // each); different notifiers are delivered to at once, so a receiver that hangs
-        // until the timeout holds back only its own events.
-        let mut attempts = tokio::task::JoinSet::new();
-        for row in due {
-            let Some(spec) = notifiers.iter().find(|n| n.name == row.notifier).cloned() else {
-                continue;
-            };
-            let shared = shared.clone();
-            attempts.spawn(async move {
-                let outcome = deliver(&shared, &spec, &row).await;
-                (spec, row, outcome)
-            });
-        }
-        while let Some(joined) = attempts.join_next().await {
-            let Ok((spec, row, outcome)) = joined else {
-                continue;
-            };
-            let at = shared.world.clock.now();
-            let recorded = match outcome {
-                Ok(status) => {
-                    info!(notifier = %spec.name, event = %row.event_id, status, "notification delivered");
-                    Ok(at)
+        drop(busy);
+        tokio::spawn(carry(shared.clone(), epoch, spec, row, carriers.clone()));
+    }
+    match next {
+        Some(at) if at > now => Wake::At(at),
+        // Due now: a carrier has it, and says when it is done.
+        Some(_) | None => Wake::OnEvent,
+    }
+}
+
+/// Delivers `first` and then each next event of `spec`'s that is due, in order, recording
+/// every attempt; stops at the first that is not delivered (it waits out its backoff).
+async fn carry(
+    shared: Arc<Shared>,
+    epoch: i64,
+    spec: NotifierSpec,
+    first: OutboxRow,
+    carriers: Carriers,
+) {
+    let mut row = Some(first);
+    while let Some(event) = row.take() {
+        let delivered = attempt(&shared, epoch, &spec, &event).await;
+        match delivered {
+            Ok(true) => {
+                let now = shared.world.clock.now();
+                let name = spec.name.clone();
+                let next = blocking(&shared, move |s| {
+                    Ok(s.world
+                        .store
+                        .outbox_due(now)?
+                        .into_iter()
+                        .find(|r| r.notifier == name))
+                })
+                .await;
+                match next {
+                    Ok(next) => row = next,
+                    Err(e) => {
+                        warn!(cause = %e.message, "failed to read the notification outbox");
+                        tokio::time::sleep(READ_AGAIN).await;
+                    }
                 }
-                Err(why) => {
-                    let pause = FIRST_PAUSE
-                        .saturating_mul(1u32 << row.attempts.min(16))
-                        .min(LAST_PAUSE);
-                    warn!(notifier = %spec.name, event = %row.event_id, cause = %why, retry_in = ?pause, "notification not delivered");
-                    let next = at
-                        .checked_add(jiff::SignedDuration::try_from(pause).unwrap_or_default())
-                        .unwrap_or(at);
-                    Err((why, next))
-                }
-            };
-            let id = row.id;
-            if let Err(e) = blocking(shared, move |s| {
-                s.world.store.outbox_attempted(id, &recorded, epoch)
-            })
-            .await
-            {
-                warn!(cause = %e.message, "failed to record a notification attempt");
-                return Wake::After(READ_AGAIN);
             }
+            Ok(false) => {}
+            // The ledger refused the record (fenced, or failing): pause before the event
+            // is tried again, rather than spin on it.
+            Err(()) => tokio::time::sleep(READ_AGAIN).await,
+        }
+    }
+    carriers
+        .busy
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&spec.name);
+    carriers.done.notify_one();
+}
+
+/// One delivery of `row` to `spec`, recorded: `Ok(true)` delivered, `Ok(false)` refused
+/// (retried after its backoff), `Err` when the attempt could not be recorded.
+async fn attempt(
+    shared: &Arc<Shared>,
+    epoch: i64,
+    spec: &NotifierSpec,
+    row: &OutboxRow,
+) -> Result<bool, ()> {
+    let outcome = deliver(shared, spec, row).await;
+    let at = shared.world.clock.now();
+    let delivered = outcome.is_ok();
+    let recorded = match outcome {
+        Ok(status) => {
+            info!(notifier = %spec.name, event = %row.event_id, status, "notification delivered");
+            Ok(at)
+        }
+        Err(why) => {
+            let pause = FIRST_PAUSE
+                .saturating_mul(1u32 << row.attempts.min(16))
+                .min(LAST_PAUSE);
+            warn!(notifier = %spec.name, event = %row.event_id, cause = %why, retry_in = ?pause, "notification not delivered");
+            let next = at
+                .checked_add(jiff::SignedDuration::try_from(pause).unwrap_or_default())
+                .unwrap_or(at);
+            Err((why, next))
+        }
+    };
+    let id = row.id;
+    match blocking(shared, move |s| {
+        s.world.store.outbox_attempted(id, &recorded, epoch)
+    })
+    .await
+    {
+        Ok(()) => Ok(delivered),
+        Err(e) => {
+            warn!(cause = %e.message, "failed to record a notification attempt");
+            Err(())
         }
     }
 }
@@ -163,10 +228,18 @@ async fn deliver(
     tokio::task::spawn_blocking(move || post(&url, &body, &id, secret.as_deref()))
         .await
         .map_err(|e| e.to_string())?
+        .map_err(|refused| refused.why)
+}
+
+/// Why a POST was not delivered: the receiver's status, when it answered, and in words.
+#[derive(Debug)]
+pub struct Refused {
+    pub status: Option<u16>,
+    pub why: String,
 }
 
 /// One POST of `body`; 2xx is delivered, anything else is why not.
-pub fn post(url: &str, body: &str, event_id: &str, secret: Option<&str>) -> Result<u16, String> {
+pub fn post(url: &str, body: &str, event_id: &str, secret: Option<&str>) -> Result<u16, Refused> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(DELIVERY_TIMEOUT))
         .http_status_as_error(false)
@@ -182,8 +255,14 @@ pub fn post(url: &str, body: &str, event_id: &str, secret: Option<&str>) -> Resu
     }
     match request.send(body) {
         Ok(response) if response.status().is_success() => Ok(response.status().as_u16()),
-        Ok(response) => Err(format!("{url} answered {}", response.status())),
-        Err(e) => Err(format!("{url}: {e}")),
+        Ok(response) => Err(Refused {
+            status: Some(response.status().as_u16()),
+            why: format!("{url} answered {}", response.status()),
+        }),
+        Err(e) => Err(Refused {
+            status: None,
+            why: format!("{url}: {e}"),
+        }),
     }
 }
 

@@ -157,6 +157,8 @@ async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
             {
                 error!(run = id, cause = %e.message, "failed to record why a run is not resumed");
             }
+            // Its row changed, and a `not_resumed` event may be waiting to be delivered.
+            let _ = shared.run_events.send(id);
             Pass::Done
         }
         Decision::Resume { check_receipt } => {

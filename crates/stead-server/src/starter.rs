@@ -103,7 +103,8 @@ async fn start(shared: &Arc<Shared>, run: WaitingRun) -> bool {
     let (plan, made_now, replaces) = match run.plan {
         Some(plan) => (plan, false, false),
         None => match plan_now(shared, id).await {
-            Some((plan, replaces)) => (plan, true, replaces),
+            Some(Planned::Here { plan, replaces }) => (plan, true, replaces),
+            Some(Planned::Elsewhere(plan)) => return hand_over(shared, id, plan).await,
             None => return false,
         },
     };
@@ -132,9 +133,38 @@ async fn start(shared: &Arc<Shared>, run: WaitingRun) -> bool {
     }
 }
 
+/// A chained run's plan, made when it starts.
+enum Planned {
+    /// It starts on this host; `replaces`: the runs it replaces were asked to stop.
+    Here { plan: MonitorPlan, replaces: bool },
+    /// Its job may not run on this host (its `hosts` of a shared ledger): another claims it.
+    Elsewhere(MonitorPlan),
+}
+
+/// Queues a chained run for the hosts its job may run on (it counts against no queue
+/// here). False: it does not start on this host.
+async fn hand_over(shared: &Arc<Shared>, id: i64, plan: MonitorPlan) -> bool {
+    let epoch = shared.epoch();
+    match blocking(shared, move |s| {
+        s.world.store.run_release_to_any_host(id, &plan, epoch)
+    })
+    .await
+    {
+        Ok(true) => info!(
+            run = id,
+            "a chained run is queued for the hosts its job runs on"
+        ),
+        Ok(false) => {}
+        Err(e) => {
+            error!(run = id, cause = %e.message, "failed to queue a chained run for other hosts")
+        }
+    }
+    false
+}
+
 /// The plan of a run written without one (chained `after` another job's run), from its
 /// job as it is now; a run whose job is gone is cancelled, saying so.
-async fn plan_now(shared: &Arc<Shared>, id: i64) -> Option<(MonitorPlan, bool)> {
+async fn plan_now(shared: &Arc<Shared>, id: i64) -> Option<Planned> {
     let found = blocking(shared, move |s| {
         let Some(run) = s.world.store.run_get(id)? else {
             return Ok(None);
@@ -185,5 +215,14 @@ async fn plan_now(shared: &Arc<Shared>, id: i64) -> Option<(MonitorPlan, bool)> 
     // Its log path was written with its row.
     let log_path = std::path::PathBuf::from(&run.log_path);
     let plan = runs::plan_for(shared, &job.spec, &new, id, &log_path, &run.idempotency_key);
-    Some((plan, job.spec.concurrency == Concurrency::Replace))
+    let here = job.spec.hosts.is_empty()
+        || !shared.world.store.is_shared()
+        || job.spec.hosts.contains(&shared.host_name);
+    Some(match here {
+        true => Planned::Here {
+            plan,
+            replaces: job.spec.concurrency == Concurrency::Replace,
+        },
+        false => Planned::Elsewhere(plan),
+    })
 }

@@ -92,7 +92,7 @@ pub fn load_or_create_token(path: &Path) -> io::Result<String> {
     match std::fs::read_to_string(path) {
         Ok(text) if is_token(text.trim()) => return Ok(text.trim().to_string()),
         Ok(_) => {
-            tracing::warn!(path = %path.display(), "the HTTP token file was malformed; writing a new token")
+            tracing::warn!(path = %path.display(), "a token file was malformed; writing a new token")
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),

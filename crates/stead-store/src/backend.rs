@@ -206,13 +206,15 @@ pub trait Steps {
 
     /// Queued runs of `machine_id` that wait for their time or a place, oldest first.
     fn runs_waiting(&mut self, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError>;
-    /// Hands a waiting run to a monitor (with its plan, when made only now); false when
-    /// it no longer waits.
+    /// Hands a waiting run to a monitor (with its plan, when made only now), or with
+    /// `anywhere` to whichever host of a shared ledger claims it; false when it no longer
+    /// waits.
     fn run_release(
         &mut self,
         id: i64,
         boot_id: &str,
         plan: Option<&str>,
+        anywhere: bool,
     ) -> Result<bool, StoreError>;
     /// A run's stored plan and the epoch it was written under.
     fn run_plan(&mut self, id: i64) -> Result<Option<(Option<MonitorPlan>, i64)>, StoreError>;

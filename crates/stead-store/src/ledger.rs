@@ -94,6 +94,15 @@ pub trait RunLedger {
         epoch: i64,
     ) -> Result<bool, StoreError>;
 
+    /// Hands a waiting run, with `plan`, to whichever host of a shared ledger claims it
+    /// (its job may not run on this host); false when it no longer waits.
+    fn run_release_to_any_host(
+        &self,
+        id: i64,
+        plan: &MonitorPlan,
+        epoch: i64,
+    ) -> Result<bool, StoreError>;
+
     /// A run's stored plan (`None` when it has none yet).
     fn run_plan(&self, id: i64) -> Result<Option<MonitorPlan>, StoreError>;
 }
@@ -237,7 +246,23 @@ impl<B: Backend> RunLedger for B {
     ) -> Result<bool, StoreError> {
         let plan = plan.map(|p| plan_json(Some(p)));
         self.write(Guard::Host(epoch), &mut |tx| {
-            let released = tx.run_release(id, boot_id, plan.as_deref())?;
+            let released = tx.run_release(id, boot_id, plan.as_deref(), false)?;
+            announced(tx, id, released)
+        })
+    }
+
+    fn run_release_to_any_host(
+        &self,
+        id: i64,
+        plan: &MonitorPlan,
+        epoch: i64,
+    ) -> Result<bool, StoreError> {
+        let plan = plan_json(Some(plan));
+        self.write(Guard::Host(epoch), &mut |tx| {
+            let released = tx.run_release(id, "", Some(&plan), true)?;
+            if released {
+                tx.announce(Announce::Queued)?;
+            }
             announced(tx, id, released)
         })
     }
@@ -333,6 +358,10 @@ impl<B: Backend> RunLedger for B {
     fn run_land(&self, id: i64, now: Timestamp, epoch: i64) -> Result<bool, StoreError> {
         self.write(Guard::Host(epoch), &mut |tx| {
             let landed = tx.run_land(id, now)?;
+            if landed {
+                // A landed run succeeded: what follows a success follows it too.
+                outcomes::after_landing(tx, id, now)?;
+            }
             announced(tx, id, landed)
         })
     }

@@ -26,7 +26,8 @@ pub trait Notices {
     fn notifier_remove(&self, name: &str, epoch: i64) -> Result<NotifierSpec, StoreError>;
     /// Each notifier's oldest undelivered event whose attempt is due by `now`.
     fn outbox_due(&self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError>;
-    /// The earliest next attempt of an undelivered event.
+    /// The earliest next attempt of a notifier's oldest undelivered event (those behind
+    /// it wait for it).
     fn outbox_next(&self) -> Result<Option<Timestamp>, StoreError>;
     /// Records an attempt: delivered at `Ok(at)`, or failed with `Err((why, next))`.
     fn outbox_attempted(

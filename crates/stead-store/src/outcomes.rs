@@ -18,10 +18,24 @@ use crate::rows::plan_json;
 
 /// Follows up a run that has just ended (its row already says how).
 pub(crate) fn after_end(tx: &mut impl Steps, run_id: i64) -> Result<(), StoreError> {
+    follow_up(tx, run_id, None)
+}
+
+/// Follows up a cut run a receipt has just closed as succeeded, at `now` (its end was
+/// recorded at the cut).
+pub(crate) fn after_landing(
+    tx: &mut impl Steps,
+    run_id: i64,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    follow_up(tx, run_id, Some(now))
+}
+
+fn follow_up(tx: &mut impl Steps, run_id: i64, at: Option<Timestamp>) -> Result<(), StoreError> {
     let Some(run) = tx.run_get(run_id)? else {
         return Ok(());
     };
-    let at = ended_at(&run);
+    let at = at.unwrap_or_else(|| ended_at(&run));
     match run.status {
         RunStatus::Failed => match tx.run_plan(run.id)? {
             Some((Some(plan), epoch)) if plan.retry_follows().is_some() => {
@@ -211,7 +225,7 @@ fn schedule_retry(
 /// Writes a run of every enabled job chained `after` the run's job, waiting: its plan is
 /// made when a server hands it to a monitor. The downstream job's concurrency policy
 /// applies as to any run (`forbid` records it skipped while one of its runs is in
-/// flight; `replace` asks those runs to stop).
+/// flight; `replace` asks those runs to stop), and a paused one records it skipped.
 fn start_after(tx: &mut impl Steps, run: &Run, at: Timestamp) -> Result<(), StoreError> {
     let downstream: Vec<_> = tx
         .job_list()?
@@ -230,8 +244,20 @@ fn start_after(tx: &mut impl Steps, run: &Run, at: Timestamp) -> Result<(), Stor
         };
         tx.lock_job(job.id)?;
         let running = tx.runs_in_flight(InFlightOf::Job(job.id))?;
-        let verdict = admission::admission(&new, &running)
-            .expect("only a resume waits out an overlap, and this run resumes nothing");
+        // A paused job's chained runs are passed over like its fires, saying why.
+        let verdict = match job.paused_until.filter(|until| *until > at) {
+            Some(until) => Verdict {
+                status: RunStatus::Skipped,
+                reason: Some(format!(
+                    "not run after run {} of {}: the job is paused until {}",
+                    run.id,
+                    run.job,
+                    rfc3339(until)
+                )),
+            },
+            None => admission::admission(&new, &running)
+                .expect("only a resume waits out an overlap, and this run resumes nothing"),
+        };
         let id = tx.run_insert(&new, &verdict, epoch)?;
         let key = default_key(&new, id);
         tx.run_complete(id, &key, &log_beside(run, id), &plan_json(None))?;

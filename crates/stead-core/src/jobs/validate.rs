@@ -55,7 +55,7 @@ pub enum JobError {
     KeepNoRuns { job: String },
     #[error("job {job}: retries {retries} is more than the most allowed ({MAX_RETRIES})")]
     TooManyRetries { job: String, retries: u32 },
-    #[error("job {job}: retry_delay {delay:?} is longer than retry_max_delay {max:?}")]
+    #[error("job {job}: retry_delay {delay:?} is longer than retry_max_delay {max}")]
     RetryDelays {
         job: String,
         delay: String,
@@ -284,13 +284,20 @@ fn validate_retries(spec: &mut JobSpec) -> Result<(), JobError> {
     };
     let delay = parse(&spec.retry_delay)?;
     let max = parse(&spec.retry_max_delay)?;
-    if let (Some(d), Some(m)) = (delay, max)
-        && d > m
+    // A first delay past the longest (given, or the default) would be cut silently.
+    let longest = max.unwrap_or_else(|| {
+        schedule::parse_delay(DEFAULT_RETRY_MAX_DELAY).expect("the default parses")
+    });
+    if let Some(d) = delay
+        && d > longest
     {
         return Err(JobError::RetryDelays {
             job,
             delay: spec.retry_delay.clone().unwrap_or_default(),
-            max: spec.retry_max_delay.clone().unwrap_or_default(),
+            max: match &spec.retry_max_delay {
+                Some(given) => format!("{given:?}"),
+                None => format!("{DEFAULT_RETRY_MAX_DELAY:?} (the default; set retry_max_delay)"),
+            },
         });
     }
     spec.retry_delay = delay.map(schedule::format_delay);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use stead_protocol::{Job, PauseParams};
 
-use super::jobs::{changed, view};
+use super::jobs::{changed, find, view};
 use super::{Answer, invalid};
 use crate::ledger::blocking;
 use crate::shared::Shared;
@@ -45,6 +45,14 @@ pub async fn handle(shared: &Arc<Shared>, params: PauseParams) -> Answer<Job> {
         }
         (None, None) => None,
     };
+    if until.is_some() {
+        let spec = find(shared, params.name.clone()).await?.spec;
+        if spec.cron.is_none() && spec.every.is_none() && spec.after.is_empty() {
+            return Err(invalid(format!(
+                "pause {name}: it has no schedule and runs after no job, so a pause would hold back nothing (a run by hand is never held)"
+            )));
+        }
+    }
     let epoch = shared.epoch();
     let name = params.name.clone();
     let job = blocking(shared, move |s| {

@@ -12,15 +12,20 @@ use super::invalid;
 use crate::ledger::blocking;
 use crate::shared::Shared;
 
-/// The protocol's view of a stored job, with its next fire.
+/// The protocol's view of a stored job, with its next fire: for a paused job, the first
+/// fire the pause does not skip (one at its very end runs).
 pub fn view(shared: &Shared, job: &StoredJob) -> Job {
+    let now = shared.world.clock.now();
+    let paused_until = job.paused_until.filter(|until| *until > now);
     let timing = JobTiming::of(&job.spec, job.anchor).ok();
     let next_fire_at = timing.as_ref().filter(|_| job.spec.enabled).and_then(|t| {
-        let after = shared
-            .world
-            .clock
-            .now()
-            .max(job.fired_through.unwrap_or(job.created_at));
+        let mut after = now.max(job.fired_through.unwrap_or(job.created_at));
+        if let Some(until) = paused_until {
+            let skipped = until
+                .checked_sub(jiff::SignedDuration::from_millis(1))
+                .unwrap_or(until);
+            after = after.max(skipped);
+        }
         t.next_after_display(after)
     });
     Job {
@@ -29,10 +34,7 @@ pub fn view(shared: &Shared, job: &StoredJob) -> Job {
         created_at: rfc3339(job.created_at),
         updated_at: rfc3339(job.updated_at),
         next_fire_at,
-        paused_until: job
-            .paused_until
-            .filter(|until| *until > shared.world.clock.now())
-            .map(rfc3339),
+        paused_until: paused_until.map(rfc3339),
     }
 }
 

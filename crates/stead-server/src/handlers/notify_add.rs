@@ -32,6 +32,8 @@ pub async fn handle(shared: &Arc<Shared>, spec: NotifierSpec) -> Answer<Notifier
     })
     .await?;
     shared.notifiers_changed.notify_one();
+    // The event stream says so (the dashboard lists queues and notifiers).
+    shared.changed();
     let (spec, stats) = all
         .into_iter()
         .find(|(n, _)| n.name == name)

@@ -17,5 +17,7 @@ pub async fn handle(shared: &Arc<Shared>, params: NotifierName) -> Answer<Notifi
     })
     .await?;
     let _ = std::fs::remove_file(crate::notify::secret_path(shared, &spec.name));
+    // The event stream says so (the dashboard lists notifiers).
+    shared.changed();
     Ok(view(shared, spec, NotifierStats::default()))
 }

@@ -40,11 +40,15 @@ pub async fn handle(shared: &Arc<Shared>, params: NotifierName) -> Answer<Notify
     let outcome = tokio::task::spawn_blocking(move || post(&url, &body, &id, signing.as_deref()))
         .await
         .map_err(|e| ErrorBody::new(ErrorCode::Internal, e.to_string()))?;
+    let (status, error) = match outcome {
+        Ok(status) => (Some(status), None),
+        Err(refused) => (refused.status, Some(refused.why)),
+    };
     Ok(NotifyTestResult {
         name: spec.name,
         url: spec.url,
-        status: outcome.as_ref().ok().copied(),
-        delivered: outcome.is_ok(),
-        error: outcome.err(),
+        status,
+        delivered: error.is_none(),
+        error,
     })
 }

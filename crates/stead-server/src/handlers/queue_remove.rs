@@ -17,5 +17,7 @@ pub async fn handle(shared: &Arc<Shared>, params: QueueName) -> Answer<Queue> {
     .await?;
     // Its waiting runs are held back by no limit now.
     shared.waiting_changed.notify_one();
+    // The event stream says so (the dashboard lists queues and notifiers).
+    shared.changed();
     Ok(view(&queue, &[], &[]))
 }

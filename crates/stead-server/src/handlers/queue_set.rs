@@ -28,6 +28,8 @@ pub async fn handle(shared: &Arc<Shared>, spec: QueueSpec) -> Answer<Queue> {
     .await?;
     // A larger limit may let waiting runs start now.
     shared.waiting_changed.notify_one();
+    // The event stream says so (the dashboard lists queues and notifiers).
+    shared.changed();
     let queue = queues
         .iter()
         .find(|q| q.name == name)

@@ -151,7 +151,8 @@ contract![
     outcomes::a_cut_is_never_retried,
     outcomes::a_success_writes_a_waiting_run_of_each_enabled_downstream_job,
     outcomes::events_are_written_with_their_outcome_for_the_notifiers_that_listen,
-    outcomes::queue_loads_count_handed_over_and_waiting_runs;
+    outcomes::queue_loads_count_handed_over_and_waiting_runs,
+    outcomes::a_run_closed_by_its_receipt_starts_what_runs_after_it;
     // Expiry judged by the `now` the caller passes: a ledger of one host only.
     local clock:
     leases::an_expired_lease_is_taken_by_the_callers_clock,

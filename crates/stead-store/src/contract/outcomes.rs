@@ -165,6 +165,27 @@ pub(super) fn a_success_writes_a_waiting_run_of_each_enabled_downstream_job(s: &
     let waiting = l.store.runs_waiting("m").unwrap();
     assert_eq!(waiting.len(), 1);
     assert!(waiting[0].plan.is_none());
+
+    // While the downstream job is paused, a success passes it over, saying why.
+    l.store
+        .job_set_paused("down", Some(t(100)), now(), l.epoch)
+        .unwrap();
+    let again = l.queue(&up);
+    l.store.mark_running(again, 1, &me(), now()).unwrap();
+    l.store.finish(again, &RunEnd::exited(0, t(3))).unwrap();
+    let passed = l
+        .all_runs()
+        .into_iter()
+        .find(|r| r.parent_id == Some(again))
+        .expect("a row for the chained run");
+    assert_eq!(passed.status, RunStatus::Skipped);
+    assert_eq!(
+        passed.reason.as_deref(),
+        Some(format!(
+            "not run after run {again} of up: the job is paused until 2027-01-15T08:01:40.000Z"
+        ))
+        .as_deref()
+    );
 }
 
 pub(super) fn events_are_written_with_their_outcome_for_the_notifiers_that_listen(s: &Subject) {
@@ -216,16 +237,20 @@ pub(super) fn events_are_written_with_their_outcome_for_the_notifiers_that_liste
     );
     // The earliest attempt due is the recovery's, written when its run ended.
     assert_eq!(l.store.outbox_next().unwrap(), Some(t(2)));
+    let recovery = rows.iter().find(|r| r.notifier == "recoveries").unwrap();
+    l.store
+        .outbox_attempted(recovery.id, &Ok(t(4)), leader)
+        .unwrap();
+    // Then the refused one's: what waits behind it waits for it.
+    assert_eq!(l.store.outbox_next().unwrap(), Some(t(600)));
     let report = l.store.notifier_report().unwrap();
     let (_, stats) = report.iter().find(|(n, _)| n.name == "all").unwrap();
     assert_eq!((stats.pending, stats.delivered), (1, 1));
     assert_eq!(stats.last_error.as_deref(), Some("refused"));
     // Removing a notifier drops what it was not delivered.
     l.store.notifier_remove("all", l.epoch).unwrap();
-    assert_eq!(
-        l.due(),
-        [("recoveries".to_string(), "recovered".to_string())]
-    );
+    assert!(l.due().is_empty());
+    assert_eq!(l.store.outbox_next().unwrap(), None);
 }
 
 pub(super) fn queue_loads_count_handed_over_and_waiting_runs(s: &Subject) {
@@ -259,9 +284,41 @@ pub(super) fn queue_loads_count_handed_over_and_waiting_runs(s: &Subject) {
     let waiting = l.store.runs_waiting("m").unwrap();
     assert_eq!(waiting.iter().map(|w| w.id).collect::<Vec<_>>(), ids[1..]);
     assert_eq!(waiting[0].queue.as_deref(), Some("gpu"));
+    // A waiting run cancelled is no longer waiting.
+    let cancel = RunEnd::with_reason(RunStatus::Cancelled, "cancelled before it started", now());
+    assert!(l.store.run_settle_queued(ids[2], &cancel, l.epoch).unwrap());
+    let cancelled = l.store.run_get(ids[2]).unwrap().unwrap();
+    assert_eq!(
+        (cancelled.status, cancelled.waiting),
+        (RunStatus::Cancelled, None)
+    );
+    let waiting = l.store.runs_waiting("m").unwrap();
+    assert_eq!(waiting.iter().map(|w| w.id).collect::<Vec<_>>(), [ids[1]]);
     // A queue a job names cannot be removed.
     assert!(matches!(
         l.store.queue_remove("gpu", l.epoch),
         Err(StoreError::QueueInUse { .. })
     ));
+}
+
+pub(super) fn a_run_closed_by_its_receipt_starts_what_runs_after_it(s: &Subject) {
+    let l = serve(s);
+    let up = l.job("up", Concurrency::Forbid);
+    let down = JobSpec {
+        after: vec!["up".into()],
+        ..spec("down", Concurrency::Forbid)
+    };
+    l.store.job_insert(&down, now(), l.epoch).unwrap();
+    let cut = l.interrupted(&up);
+    // The cut starts nothing; the receipt proving the work landed does.
+    assert_eq!(l.all_runs().len(), 1);
+    assert!(l.store.run_land(cut, t(9), l.epoch).unwrap());
+    let after: Vec<_> = l
+        .all_runs()
+        .into_iter()
+        .filter(|r| r.trigger == Trigger::After)
+        .collect();
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0].parent_id, Some(cut));
+    assert_eq!(after[0].created_at, "2027-01-15T08:00:09.000Z");
 }

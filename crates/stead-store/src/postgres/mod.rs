@@ -288,11 +288,15 @@ impl PgStore {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(link.connect);
         }
-        // The URL's own `options` win: a statement timeout is set only where none are.
+        // The URL's own `options` win: the timeouts are set only where none are. A
+        // transaction left open by a connection that died mid-way (a partition) would hold
+        // its locks (the host's lease row among them) until the database noticed the dead
+        // peer, hours later by default: the database ends it after a statement's timeout
+        // too, so the host's next connection can renew its lease.
         if config.get_options().is_none() {
+            let ms = link.statement.as_millis();
             config.options(&format!(
-                "-c statement_timeout={}",
-                link.statement.as_millis()
+                "-c statement_timeout={ms} -c idle_in_transaction_session_timeout={ms}"
             ));
         }
         config

@@ -138,7 +138,9 @@ pub fn outbox_due(c: &mut dyn Sql, now: Timestamp) -> Result<Vec<OutboxRow>, Sto
 
 pub fn outbox_next(c: &mut dyn Sql) -> Result<Option<Timestamp>, StoreError> {
     let row = c.query_one(
-        "SELECT min(next_attempt_at_ms) FROM outbox WHERE delivered_at_ms IS NULL",
+        "SELECT min(next_attempt_at_ms) FROM outbox
+         WHERE id IN (SELECT min(id) FROM outbox WHERE delivered_at_ms IS NULL
+                      GROUP BY notifier)",
         &[],
     )?;
     Ok(row.try_get::<_, Option<i64>>(0)?.map(from_ms))

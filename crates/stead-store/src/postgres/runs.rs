@@ -321,7 +321,7 @@ pub fn land(tx: &mut dyn Sql, id: i64, now: Timestamp) -> Result<bool, StoreErro
 }
 
 /// Ends a run whose status is one of `from`; the status guard makes it happen at most
-/// once, whoever races to write it.
+/// once, whoever races to write it. An ended run waits for nothing.
 pub fn end_run(
     tx: &mut dyn Sql,
     id: i64,
@@ -331,7 +331,7 @@ pub fn end_run(
     let n = tx.execute(
         &format!(
             "UPDATE runs SET status = $2, exit_code = $3, signal = $4, reason = $5,
-                 ended_at_ms = $6, ended_processes = $7
+                 ended_at_ms = $6, ended_processes = $7, waiting = 0
              WHERE id = $1 AND status IN ({})",
             status_list(from)
         ),
@@ -358,7 +358,7 @@ pub fn mark_running(
     let n = tx.execute(
         "UPDATE runs SET status = 'running', monitor_pid = $2, monitor_start_identity = $3,
              started_at_ms = $4
-         WHERE id = $1 AND status = 'queued'",
+         WHERE id = $1 AND status = 'queued' AND waiting = 0",
         &[&id, &i64::from(pid), &identity.as_str(), &to_ms(started_at)],
     )?;
     Ok(n == 1)
@@ -392,11 +392,13 @@ pub fn release(
     id: i64,
     boot_id: &str,
     plan: Option<&str>,
+    anywhere: bool,
 ) -> Result<bool, StoreError> {
     let n = tx.execute(
-        "UPDATE runs SET waiting = 0, boot_id = $2, plan = COALESCE($3, plan)
+        "UPDATE runs SET waiting = 0, boot_id = $2, plan = COALESCE($3, plan),
+             machine_id = CASE WHEN $4 THEN '' ELSE machine_id END
          WHERE id = $1 AND waiting = 1 AND status = 'queued'",
-        &[&id, &boot_id, &plan],
+        &[&id, &boot_id, &plan, &anywhere],
     )?;
     Ok(n == 1)
 }

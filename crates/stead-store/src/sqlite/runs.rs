@@ -313,7 +313,7 @@ pub fn land(tx: &Connection, id: i64, now: Timestamp) -> Result<bool, StoreError
 }
 
 /// Ends a run whose status is one of `from`; the status guard makes it happen at most
-/// once, whoever races to write it.
+/// once, whoever races to write it. An ended run waits for nothing.
 pub fn end_run(
     tx: &Connection,
     id: i64,
@@ -323,7 +323,7 @@ pub fn end_run(
     let n = tx
         .prepare_cached(&format!(
             "UPDATE runs SET status = ?2, exit_code = ?3, signal = ?4, reason = ?5,
-                 ended_at_ms = ?6, ended_processes = ?7
+                 ended_at_ms = ?6, ended_processes = ?7, waiting = 0
              WHERE id = ?1 AND status IN ({})",
             status_list(from)
         ))?
@@ -350,7 +350,7 @@ pub fn mark_running(
         .prepare_cached(
             "UPDATE runs SET status = 'running', monitor_pid = ?2, monitor_start_identity = ?3,
                  started_at_ms = ?4
-             WHERE id = ?1 AND status = 'queued'",
+             WHERE id = ?1 AND status = 'queued' AND waiting = 0",
         )?
         .execute(params![id, pid, identity.as_str(), to_ms(started_at)])?;
     Ok(n == 1)
@@ -392,11 +392,13 @@ pub fn release(
     id: i64,
     boot_id: &str,
     plan: Option<&str>,
+    anywhere: bool,
 ) -> Result<bool, StoreError> {
     let n = tx.execute(
-        "UPDATE runs SET waiting = 0, boot_id = ?2, plan = COALESCE(?3, plan)
+        "UPDATE runs SET waiting = 0, boot_id = ?2, plan = COALESCE(?3, plan),
+             machine_id = CASE WHEN ?4 THEN '' ELSE machine_id END
          WHERE id = ?1 AND waiting = 1 AND status = 'queued'",
-        params![id, boot_id, plan],
+        params![id, boot_id, plan, anywhere],
     )?;
     Ok(n == 1)
 }

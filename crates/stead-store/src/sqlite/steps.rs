@@ -240,8 +240,9 @@ impl Steps for SqliteTx<'_> {
         id: i64,
         boot_id: &str,
         plan: Option<&str>,
+        anywhere: bool,
     ) -> Result<bool, StoreError> {
-        runs::release(self.0, id, boot_id, plan)
+        runs::release(self.0, id, boot_id, plan, anywhere)
     }
 
     fn run_plan(&mut self, id: i64) -> Result<Option<(Option<MonitorPlan>, i64)>, StoreError> {

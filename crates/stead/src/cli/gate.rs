@@ -16,7 +16,7 @@ use stead_core::schedule;
 use stead_protocol::{Readiness, STEAD_SERVICE, exit};
 
 use super::errors::DataError;
-use super::output;
+use super::{output, render};
 
 #[derive(Debug, clap::Args)]
 pub struct ReadinessArgs {
@@ -266,7 +266,8 @@ fn render(r: &Readiness) -> String {
     for h in &r.wedged_holds {
         out.push_str(&format!(
             "  (wedged hold {} expired at {}: blocks nothing)\n",
-            h.name, h.expires_at
+            h.name,
+            render::when(&h.expires_at)
         ));
     }
     for note in &r.notes {

@@ -77,8 +77,8 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                         h.name.clone(),
                         h.service.clone(),
                         if h.wedged { "wedged" } else { "live" }.to_string(),
-                        h.acquired_at.clone(),
-                        h.expires_at.clone(),
+                        render::when(&h.acquired_at),
+                        render::when(&h.expires_at),
                     ]
                 });
                 output::text(&render::table(
@@ -97,7 +97,9 @@ fn one(hold: &Hold, json: bool, verb: &str) -> std::io::Result<()> {
     } else {
         output::text(&format!(
             "{verb} {} on {} (until {})\n",
-            hold.name, hold.service, hold.expires_at
+            hold.name,
+            hold.service,
+            render::when(&hold.expires_at)
         ))
     }
 }

@@ -56,7 +56,7 @@ fn render(h: &HostsResult) -> String {
             host.name.clone(),
             host.state.clone(),
             if host.leader { "leader" } else { "" }.to_string(),
-            host.last_heartbeat.clone().unwrap_or_else(|| "-".into()),
+            render::when_or_none(host.last_heartbeat.as_deref()),
             host.in_flight.to_string(),
             host.clock_offset_ms
                 .map_or_else(|| "-".into(), render::clock_offset),

@@ -71,8 +71,13 @@ pub fn print(
     let mut log = open(&path)?;
     loop {
         // Read after learning the run had ended, never before: the monitor records the
-        // end only once the output is all in the file, so this read gets the rest.
+        // end only once the output is all in the file, so this read gets the rest; what
+        // it writes after the end (the failure hook's output, its notes) is in once the
+        // monitor is gone.
         let ended = run.status.is_terminal();
+        if ended && follow {
+            monitor_gone(&run);
+        }
         if log.is_none() {
             // A queued run has no log yet.
             log = open(&path)?;
@@ -145,6 +150,32 @@ fn shipped(conn: &mut Connection, run: &Run, follow: bool) -> anyhow::Result<()>
         }
         std::thread::sleep(FOLLOW_INTERVAL);
     }
+}
+
+/// The longest a followed log waits, once its run has ended, for the monitor to finish
+/// writing it: the failure hook's limit, and a little more.
+const MONITOR_AFTER_END: Duration = Duration::from_secs(65);
+
+/// Waits (bounded) until the run's monitor, on this machine, has exited.
+fn monitor_gone(run: &Run) {
+    let Some(pid) = run.monitor_pid else {
+        return;
+    };
+    let deadline = Instant::now() + MONITOR_AFTER_END;
+    while is_monitor(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` is a live `stead monitor` (not a zombie, not a process that reused the pid).
+fn is_monitor(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rfind(')')
+        .and_then(|at| stat[at + 1..].split_whitespace().next());
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let monitor = cmdline.split(|&b| b == 0).any(|word| word == b"monitor");
+    monitor && !matches!(state, None | Some("Z" | "X"))
 }
 
 /// Whether a run was claimed by another host of a shared ledger: its log is read from

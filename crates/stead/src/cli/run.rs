@@ -83,7 +83,10 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         };
         say(runs::summary(&run))?;
         run = conn.run_get(next)?;
-        say(runs::summary(&run))?;
+        // One that has already ended is told once, when the loop comes to it.
+        if !run.status.is_terminal() {
+            say(runs::summary(&run))?;
+        }
     }
     if args.json {
         output::json(&run)?;

@@ -168,7 +168,11 @@ pub fn summary(run: &Run) -> String {
         line.push_str(&format!(", waiting for {waiting}"));
     }
     match (&run.reason, run.exit_code, run.signal) {
-        (Some(reason), _, _) => line.push_str(&format!(": {reason}")),
+        // A reason that begins with the status (`interrupted: ...`) says it once.
+        (Some(reason), _, _) => match reason.strip_prefix(run.status.as_str()) {
+            Some(rest) if rest.starts_with(':') => line.push_str(rest),
+            _ => line.push_str(&format!(": {reason}")),
+        },
         (None, Some(code), _) if run.status != RunStatus::Succeeded => {
             line.push_str(&format!(" (exit code {code})"));
         }
@@ -287,6 +291,12 @@ pub mod tests {
         assert_eq!(
             summary(&retry),
             "run 44 of backup (retry, attempt 2): queued, waiting for its retry delay, until 2026-11-30T09:00:30Z"
+        );
+        let mut cut = sample_run(45, RunStatus::Interrupted);
+        cut.reason = Some("interrupted: its monitor (pid 9) is gone".into());
+        assert_eq!(
+            summary(&cut),
+            "run 45 of backup: interrupted: its monitor (pid 9) is gone"
         );
         let mut skipped = sample_run(43, RunStatus::Skipped);
         skipped.reason = Some("run 41 is still running".into());

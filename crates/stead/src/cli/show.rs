@@ -61,6 +61,9 @@ fn render(run: &Run, now: Timestamp, tz: &TimeZone) -> String {
         ("monitor_pid", number(run.monitor_pid.map(i64::from))),
         ("log_path", run.log_path.clone()),
     ];
+    if let Some(next) = run.followed_by {
+        lines.push(("followed_by", next.to_string()));
+    }
     if let Some(trigger) = run.original_trigger {
         lines.push(("original_trigger", trigger.as_str().to_string()));
     }
@@ -146,6 +149,7 @@ mod tests {
         run.queue = Some("gpu".into());
         run.waiting = Some("its retry delay, until 2026-11-30T09:05:00Z".into());
         run.not_before = Some("2026-11-30T09:05:00.400Z".into());
+        run.followed_by = Some(44);
         let out = render(
             &run,
             "2026-11-30T10:00:00Z".parse().unwrap(),
@@ -155,6 +159,7 @@ mod tests {
         assert_eq!(
             tail,
             [
+                "followed_by      44",
                 "params.env       MODE=full",
                 "params.args      --since 'two days'",
                 "queue            gpu",

@@ -34,8 +34,8 @@ fn render(s: &StatusResult) -> String {
         id = s.server_id,
         pid = s.pid,
         epoch = s.epoch,
-        started = s.started_at,
-        lease = s.lease_expires_at,
+        started = render::when(&s.started_at),
+        lease = render::when(&s.lease_expires_at),
         socket = s.socket,
         ledger = s.ledger,
     );

@@ -387,6 +387,33 @@ fn a_job_runs_only_on_its_hosts_and_is_cancelled_from_any_host() {
 }
 
 #[test]
+fn a_chained_run_goes_to_a_host_its_job_may_run_on() {
+    let cluster = Cluster::of(&["a", "b"]);
+    let a = cluster.host("a");
+    add_job(a, "fetch", &["--host", "a"], "echo fetched");
+    add_job(
+        a,
+        "report",
+        &["--after", "fetch", "--host", "b"],
+        "echo reported",
+    );
+    let up = json(a, &["run", "fetch", "--wait"]);
+    assert_eq!(up["machine_id"], "machine-a", "{up}");
+    let mut down = Vec::new();
+    wait_until("report ran after fetch", || {
+        down = json(a, &["runs", "--job", "report"])
+            .as_array()
+            .unwrap()
+            .clone();
+        down.iter().any(|r| r["status"] == "succeeded")
+    });
+    assert_eq!(down.len(), 1, "{down:?}");
+    assert_eq!(down[0]["trigger"], "after");
+    assert_eq!(down[0]["parent_id"], up["id"]);
+    assert_eq!(down[0]["machine_id"], "machine-b", "{down:?}");
+}
+
+#[test]
 fn restarting_postgresql_under_load_loses_and_doubles_nothing() {
     let pg = PrivatePostgres::start();
     let cluster = Cluster::on(&pg.url(), &["a", "b"], None, &[]);

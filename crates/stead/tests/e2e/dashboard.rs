@@ -1,8 +1,10 @@
 //! The dashboard in a real browser: headless Chromium, driven by playwright-core
 //! (`web-tests/dashboard.mjs`), against the real server. It loads the page, sees a run
 //! started elsewhere appear and finish live, clicks "Run now" and sees the new run,
-//! reads a log, cancels a run and toggles a job. The screenshot it takes is kept as a test
-//! artifact in `target/artifacts/dashboard.png`.
+//! reads a log, cancels a run and toggles a job; it follows a retry chain and an after-run
+//! to the runs they came from, sees a run wait for a place in a queue with its parameters,
+//! the queues and notifiers, and a paused job, which it unpauses and pauses. The
+//! screenshot it takes is kept as a test artifact in `target/artifacts/dashboard.png`.
 //!
 //! Needs Debian's chromium, Node.js and `web-tests/node_modules`: `scripts/setup-browser`
 //! installs them (the test command runs it first).
@@ -45,6 +47,36 @@ fn the_dashboard_shows_runs_live_and_its_buttons_act() {
         "true",
     );
     json(&dir, &["service", "add", "web", "--restart", "true"]);
+    add_job(
+        &dir,
+        "flaky",
+        &["--retries", "1", "--retry-delay", "1s"],
+        "exit 3",
+    );
+    add_job(&dir, "after-fast", &["--after", "fast"], "echo after");
+    json(&dir, &["queue", "set", "gpu", "--parallel", "1"]);
+    add_job(&dir, "gpu-hold", &["--queue", "gpu"], "sleep 299.456");
+    add_job(
+        &dir,
+        "gpu-next",
+        &["--queue", "gpu"],
+        r#"echo "$GREETING" "$@""#,
+    );
+    add_job(&dir, "ticker", &["--every", "2s"], "true");
+    json(&dir, &["job", "pause", "ticker", "--for", "1h"]);
+    // Port 9 (discard) refuses: its deliveries stay pending, with the error.
+    json(
+        &dir,
+        &[
+            "notify",
+            "add",
+            "hook",
+            "--url",
+            "http://127.0.0.1:9/hook",
+            "--event",
+            "failed",
+        ],
+    );
     json(&dir, &["run", "fast", "--wait"]);
     let api = Api::start(&dir);
 
@@ -59,6 +91,14 @@ fn the_dashboard_shows_runs_live_and_its_buttons_act() {
         .env("STEAD_SCREENSHOT", &screenshot)
         .env("STEAD_JOB_FAST", "fast")
         .env("STEAD_JOB_SLOW", "slow")
+        .env("STEAD_JOB_FLAKY", "flaky")
+        .env("STEAD_JOB_AFTER", "after-fast")
+        .env("STEAD_QUEUE", "gpu")
+        .env("STEAD_JOB_HOLD", "gpu-hold")
+        .env("STEAD_JOB_QUEUED", "gpu-next")
+        .env("STEAD_JOB_PAUSE", "nightly")
+        .env("STEAD_JOB_PAUSED", "ticker")
+        .env("STEAD_NOTIFIER", "hook")
         .env("STEAD_CHROMIUM", &chromium)
         .output()
         .expect("node runs (scripts/setup-browser checks it is installed)");
@@ -72,7 +112,7 @@ fn the_dashboard_shows_runs_live_and_its_buttons_act() {
     );
     eprintln!("{stdout}");
     assert!(
-        stdout.lines().filter(|l| l.starts_with("ok - ")).count() >= 15,
+        stdout.lines().filter(|l| l.starts_with("ok - ")).count() >= 30,
         "{stdout}"
     );
     let latency: i64 = stdout
@@ -89,7 +129,9 @@ fn the_dashboard_shows_runs_live_and_its_buttons_act() {
     // What the page did is on the ledger, as the CLI sees it.
     let runs = json(&dir, &["runs", "--job", "slow"]);
     assert_eq!(runs[0]["status"], "cancelled");
-    wait_until("the cancelled command is gone", || {
-        processes_with("299.123") == 0
+    let nightly = json(&dir, &["job", "show", "nightly"]);
+    assert!(nightly["paused_until"].is_string(), "{nightly}");
+    wait_until("the cancelled commands are gone", || {
+        processes_with("299.123") + processes_with("299.456") == 0
     });
 }

@@ -59,6 +59,15 @@ impl Spec {
         self.resolve(response)
     }
 
+    /// The documented schema of an operation's JSON request body.
+    fn request_schema(&self, method: &str, path: &str) -> &Value {
+        let op = &self.doc["paths"][path][method.to_lowercase()];
+        let body = self.resolve(&op["requestBody"]);
+        let schema = &body["content"]["application/json"]["schema"];
+        assert!(schema.is_object(), "{method} {path} documents no JSON body");
+        schema
+    }
+
     /// Checks a JSON value against a schema of the document.
     fn check(&self, schema: &Value, instance: &Value, what: &str) {
         let mut root = schema.clone();
@@ -105,9 +114,23 @@ impl Spec {
     }
 }
 
+/// What [`populated`] made: the server, its API, a run that goes on until it is
+/// cancelled, and runs whose shapes are worth fetching one by one.
+struct Populated {
+    dir: StateDir,
+    api: Api,
+    long: i64,
+    /// A failed run and the retry waiting out its delay, a run with parameters, a run
+    /// after another job's success, and a run waiting for its queue beside the one
+    /// holding the queue's place.
+    runs: Vec<i64>,
+}
+
 /// A server with one of everything: jobs with every optional field, a service with every
-/// field, a live hold, and runs that succeeded, failed, were cancelled or skipped.
-fn populated() -> (StateDir, Api, i64) {
+/// field, a live hold, a queue and two notifiers, a paused job, and runs that succeeded,
+/// failed (one followed by a retry waiting out its delay), were cancelled or skipped,
+/// carry parameters, ran after another job, or wait for their queue.
+fn populated() -> Populated {
     let dir = StateDir::new();
     std::fs::create_dir_all(dir.path()).unwrap();
     let file = dir.path().join("jobs.toml");
@@ -156,6 +179,60 @@ command = ["false"]
     )
     .unwrap();
     json(&dir, &["apply", file.to_str().unwrap()]);
+    json(&dir, &["queue", "set", "gpu", "--parallel", "1"]);
+    // Nothing listens on the discard port: deliveries fail and stay pending.
+    json(
+        &dir,
+        &[
+            "notify",
+            "add",
+            "ops",
+            "--url",
+            "http://127.0.0.1:9/x",
+            "--event",
+            "failed",
+        ],
+    );
+    json(
+        &dir,
+        &[
+            "notify",
+            "add",
+            "signed",
+            "--url",
+            "http://127.0.0.1:9/y",
+            "--event",
+            "recovered",
+            "--event",
+            "failed",
+            "--job",
+            "failing",
+            "--sign",
+        ],
+    );
+    add_job(&dir, "chained", &["--after", "everything"], "true");
+    add_job(
+        &dir,
+        "flaky",
+        &[
+            "--retries",
+            "1",
+            "--retry-delay",
+            "1h",
+            "--retry-max-delay",
+            "2h",
+        ],
+        "exit 3",
+    );
+    add_job(
+        &dir,
+        "hog",
+        &["--queue", "gpu", "--concurrency", "allow"],
+        "sleep 298.789",
+    );
+    add_job(&dir, "params", &[], "echo \"$K\" \"$@\"");
+    add_job(&dir, "resting", &["--every", "1h"], "true");
+    json(&dir, &["job", "pause", "resting", "--for", "1h"]);
     json(
         &dir,
         &[
@@ -169,11 +246,52 @@ command = ["false"]
         ],
     );
     json(&dir, &["run", "everything", "--wait"]);
+    let mut chained = Vec::new();
+    wait_until("a run after everything has succeeded", || {
+        chained = runs_of(&dir, "chained");
+        chained.iter().any(|r| r["status"] == "succeeded")
+    });
     dir.run(&["run", "failing", "--wait"]);
+    let with_params = json(
+        &dir,
+        &["run", "params", "--wait", "--env", "K=V", "--", "a", "b"],
+    );
+
+    let failed = json(&dir, &["run", "flaky"])["id"].as_i64().unwrap();
+    let retry = wait_status(&dir, failed, "failed")["followed_by"]
+        .as_i64()
+        .expect("the retry is written with the failure");
+    assert_eq!(run_of(&dir, retry)["status"], "queued");
+
+    let holding = json(&dir, &["run", "hog"])["id"].as_i64().unwrap();
+    wait_status(&dir, holding, "running");
+    let queued = json(&dir, &["run", "hog"])["id"].as_i64().unwrap();
+    assert_eq!(run_of(&dir, queued)["waiting"], "a place in queue gpu");
+
     let long = json(&dir, &["run", "interval"])["id"].as_i64().unwrap();
     wait_status(&dir, long, "running");
+    wait_until("a delivery to ops has failed", || {
+        json(&dir, &["notify", "ls"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["name"] == "ops" && n["last_error"].is_string())
+    });
     let api = Api::start(&dir);
-    (dir, api, long)
+    let runs = vec![
+        failed,
+        retry,
+        with_params["id"].as_i64().unwrap(),
+        chained[0]["id"].as_i64().unwrap(),
+        holding,
+        queued,
+    ];
+    Populated {
+        dir,
+        api,
+        long,
+        runs,
+    }
 }
 
 #[test]
@@ -205,7 +323,13 @@ fn the_document_lists_exactly_the_routes_the_server_answers() {
 #[test]
 fn every_answer_matches_its_documented_schema() {
     let spec = Spec::load();
-    let (dir, api, long) = populated();
+    let Populated {
+        dir,
+        api,
+        long,
+        runs,
+    } = populated();
+    fields_are_reached(&spec, &api);
     let forbid_overlap = {
         // A second run of a forbid job while one is in flight is skipped: a `skipped` row.
         let gate = dir.path().join("never");
@@ -222,7 +346,7 @@ fn every_answer_matches_its_documented_schema() {
     assert_eq!(run_of(&dir, forbid_overlap)["status"], "skipped");
 
     let long_path = format!("/api/runs/{long}");
-    let cases: Vec<(&str, String, &str)> = vec![
+    let mut cases: Vec<(&str, String, &str)> = vec![
         ("GET", "/api/status".into(), "/api/status"),
         ("GET", "/api/jobs".into(), "/api/jobs"),
         ("GET", "/api/jobs/everything".into(), "/api/jobs/{name}"),
@@ -281,13 +405,145 @@ fn every_answer_matches_its_documented_schema() {
             "/api/runs/{id}/cancel",
         ),
         ("POST", "/api/runs/1/cancel".into(), "/api/runs/{id}/cancel"),
+        ("GET", "/api/queues".into(), "/api/queues"),
+        ("GET", "/api/notifiers".into(), "/api/notifiers"),
+        ("GET", "/api/jobs/resting".into(), "/api/jobs/{name}"),
+        ("GET", "/api/runs?status=queued".into(), "/api/runs"),
+        (
+            "POST",
+            "/api/jobs/resting/unpause".into(),
+            "/api/jobs/{name}/unpause",
+        ),
+        (
+            "POST",
+            "/api/jobs/nope/unpause".into(),
+            "/api/jobs/{name}/unpause",
+        ),
+        // A pause names how long in its body.
+        (
+            "POST",
+            "/api/jobs/resting/pause".into(),
+            "/api/jobs/{name}/pause",
+        ),
     ];
+    for id in &runs {
+        cases.push(("GET", format!("/api/runs/{id}"), "/api/runs/{id}"));
+    }
     let mut statuses = BTreeSet::new();
     for (method, path, template) in &cases {
         let answer = api.send(method, path, Some(&api.token));
         spec.conforms(method, template, &answer);
         statuses.insert(answer.status);
     }
+    // The endpoints that take a body, with good and bad ones: each answer as expected,
+    // and as documented.
+    let pause = "/api/jobs/{name}/pause";
+    let run = "/api/jobs/{name}/run";
+    let later = "2099-01-01T00:00:00Z";
+    let bodies: Vec<(&str, &str, Value, u16)> = vec![
+        (
+            "/api/jobs/params/run",
+            run,
+            json!({ "env": { "K": "W" }, "args": ["c", "d e"] }),
+            201,
+        ),
+        ("/api/jobs/params/run", run, json!({}), 201),
+        (
+            "/api/jobs/params/run",
+            run,
+            json!({ "env": { "STEAD_RUN_ID": "1" } }),
+            400,
+        ),
+        (
+            "/api/jobs/params/run",
+            run,
+            json!({ "env": { "1X": "a" } }),
+            400,
+        ),
+        (
+            "/api/jobs/params/run",
+            run,
+            json!({ "env": { "K": 1 } }),
+            400,
+        ),
+        ("/api/jobs/params/run", run, json!({ "argv": ["a"] }), 400),
+        ("/api/jobs/params/run", run, json!(["a"]), 400),
+        ("/api/jobs/nope/run", run, json!({ "args": ["a"] }), 404),
+        (
+            "/api/jobs/resting/pause",
+            pause,
+            json!({ "for": "1h" }),
+            200,
+        ),
+        (
+            "/api/jobs/resting/pause",
+            pause,
+            json!({ "until": later }),
+            200,
+        ),
+        ("/api/jobs/resting/pause", pause, json!({}), 400),
+        (
+            "/api/jobs/resting/pause",
+            pause,
+            json!({ "for": "1h", "until": later }),
+            400,
+        ),
+        (
+            "/api/jobs/resting/pause",
+            pause,
+            json!({ "until": "2001-01-01T00:00:00Z" }),
+            400,
+        ),
+        (
+            "/api/jobs/resting/pause",
+            pause,
+            json!({ "until": "tomorrow" }),
+            400,
+        ),
+        (
+            "/api/jobs/resting/pause",
+            pause,
+            json!({ "for": "a while" }),
+            400,
+        ),
+        (
+            "/api/jobs/resting/pause",
+            pause,
+            json!({ "for": "1h", "why": "lunch" }),
+            400,
+        ),
+        ("/api/jobs/resting/pause", pause, json!("1h"), 400),
+        ("/api/jobs/nope/pause", pause, json!({ "for": "1h" }), 404),
+        (
+            "/api/jobs/resting/unpause",
+            "/api/jobs/{name}/unpause",
+            json!({ "for": "1h" }),
+            400,
+        ),
+    ];
+    for (path, template, body, expected) in &bodies {
+        let answer = api.post_json(path, body);
+        assert_eq!(
+            answer.status,
+            *expected,
+            "POST {path} {body}: {}",
+            answer.text()
+        );
+        spec.conforms("POST", template, &answer);
+        if answer.status < 300 {
+            // A body the server took is one the document allows.
+            spec.check(
+                spec.request_schema("POST", template),
+                body,
+                &format!("the body of POST {path}"),
+            );
+        }
+        statuses.insert(answer.status);
+    }
+    let paused = api.get("/api/jobs/resting");
+    spec.conforms("GET", "/api/jobs/{name}", &paused);
+    assert_eq!(paused.json()["paused_until"], "2099-01-01T00:00:00.000Z");
+
     // The cases reach successes and every kind of refusal a client can cause.
     for status in [200, 201, 400, 404, 409] {
         assert!(statuses.contains(&status), "no case answered {status}");
@@ -321,6 +577,73 @@ fn every_answer_matches_its_documented_schema() {
     spec.conforms("GET", "/assets/js/{module}.js", &missing);
 }
 
+/// Checks that the fixture's answers carry every field the document says is absent when
+/// unset, and that they conform: a field written wrongly in the document passes
+/// unnoticed while no answer has it.
+fn fields_are_reached(spec: &Spec, api: &Api) {
+    let list = |path: &str| -> Vec<Value> {
+        let answer = api.get(path);
+        spec.conforms("GET", path.split('?').next().unwrap(), &answer);
+        answer.json().as_array().unwrap().clone()
+    };
+    let reached = |what: &str, items: &[Value], fields: &[&str]| {
+        for field in fields {
+            assert!(
+                items.iter().any(|item| item.get(*field).is_some()),
+                "no {what} has {field}: {items:#?}"
+            );
+        }
+    };
+    let runs = list("/api/runs?limit=1000");
+    reached(
+        "run",
+        &runs,
+        &["params", "queue", "waiting", "not_before", "followed_by"],
+    );
+    for trigger in ["retry", "after"] {
+        assert!(
+            runs.iter().any(|r| r["trigger"] == trigger),
+            "no run has trigger {trigger}"
+        );
+    }
+    assert!(
+        runs.iter().any(|r| r["waiting"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("its retry delay"))),
+        "no run waits for its retry delay"
+    );
+    reached(
+        "job",
+        &list("/api/jobs"),
+        &[
+            "retries",
+            "retry_delay",
+            "retry_max_delay",
+            "after",
+            "queue",
+            "paused_until",
+        ],
+    );
+    let notifiers = list("/api/notifiers");
+    reached("notifier", &notifiers, &["events", "jobs", "sign"]);
+    for field in ["secret_file", "last_error"] {
+        assert!(
+            notifiers.iter().any(|n| n[field].is_string()),
+            "no notifier has a {field}: {notifiers:#?}"
+        );
+    }
+    let queues = list("/api/queues");
+    assert_eq!(
+        (
+            queues[0]["name"].clone(),
+            queues[0]["running"].clone(),
+            queues[0]["waiting"].clone()
+        ),
+        ("gpu".into(), 1.into(), 1.into()),
+        "{queues:#?}"
+    );
+}
+
 /// The documented path of a dashboard file: its own, or the one path of every module.
 fn documented_asset(path: &str) -> &str {
     if path.starts_with("/assets/js/") {
@@ -333,7 +656,7 @@ fn documented_asset(path: &str) -> &str {
 #[test]
 fn event_data_matches_the_documented_schemas() {
     let spec = Spec::load();
-    let (dir, api, long) = populated();
+    let Populated { dir, api, long, .. } = populated();
     let events_op = spec.response("GET", "/api/events", 200);
     let item = &events_op["content"]["text/event-stream"]["itemSchema"];
     // The data schema of each event, from the itemSchema's branches (OpenAPI 3.2).

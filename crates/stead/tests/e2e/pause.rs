@@ -17,6 +17,9 @@ fn a_three_second_pause_of_an_every_second_job_skips_its_fires_and_firing_resume
     let until = ms_of(paused["paused_until"].as_str().expect("paused until"));
     let asked = now_ms();
     assert!((2_500..=3_500).contains(&(until - asked)), "{paused}");
+    // Its next fire is the first the pause does not skip.
+    let next = ms_of(paused["next_fire_at"].as_str().unwrap());
+    assert!((until..until + 1_000).contains(&next), "{paused}");
     let listed = text(&dir.run(&["job", "ls"]).stdout);
     assert!(listed.contains("paused until "), "{listed}");
 
@@ -90,6 +93,14 @@ fn unpause_ends_a_pause_at_once_and_mistakes_are_refused() {
         assert_eq!(out.status.code(), Some(65), "{}", text(&out.stderr));
         assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
     }
+    add_job(&dir, "by-hand", &[], "true");
+    let out = dir.run(&["job", "pause", "by-hand", "--for", "1m"]);
+    assert_eq!(out.status.code(), Some(65));
+    assert!(
+        text(&out.stderr).contains("a pause would hold back nothing"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = dir.run(&["job", "pause", "nope", "--for", "1m"]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("nope"));

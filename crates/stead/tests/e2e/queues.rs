@@ -113,6 +113,15 @@ fn fires_wait_for_the_queue_instead_of_being_skipped() {
             .iter()
             .any(|r| r["status"] == "queued" && r["waiting"] == "a place in queue one")
     });
+    // A run waiting for the queue is cancelled at once, and starts nothing.
+    let waiting = runs_of(&dir, "tick")
+        .into_iter()
+        .find(|r| r["status"] == "queued")
+        .expect("a waiting fire");
+    let id = waiting["id"].to_string();
+    let cancelled = json(&dir, &["cancel", &id]);
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert!(cancelled["waiting"].is_null(), "{cancelled}");
     wait_status(&dir, slow, "succeeded");
     wait_until("tick has run", || {
         runs_of(&dir, "tick")

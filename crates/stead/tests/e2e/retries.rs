@@ -271,6 +271,10 @@ fn retry_settings_are_checked_and_shown() {
             "is longer than retry_max_delay",
         ),
         (vec!["--retries", "2", "--retry-delay", "soon"], "soon"),
+        (
+            vec!["--retries", "2", "--retry-delay", "2h"],
+            "is longer than retry_max_delay \"1h\" (the default",
+        ),
     ] {
         let mut all = vec!["job", "add", "bad"];
         all.extend(args);

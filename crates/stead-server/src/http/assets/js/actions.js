@@ -1,12 +1,11 @@
-// actions.js — what the user does: Run now, Cancel, Disable/Enable, selecting a run, loading
-// older runs, the filters and the timeline's window. Buttons are found by data-action on one
-// click listener for the whole page.
+// actions.js — what the user does: Run now, Cancel, Disable/Enable, Pause/Unpause, selecting
+// a run, loading older runs, the filters and the timeline's window. Buttons are found by
+// data-action on one click listener for the whole page.
 
 import { $ } from "./dom.js";
 import { api, enc, showError } from "./api.js";
 import { PAGE, mergeRuns, state, storeRun } from "./model.js";
-import { applyRun, refresh, scheduleRender } from "./load.js";
-import { renderJobs } from "./jobs.js";
+import { applyJob, applyRun, scheduleRender } from "./load.js";
 import { markSelected, renderRuns } from "./runs.js";
 import { renderDetails } from "./details.js";
 import { openLog } from "./log.js";
@@ -23,8 +22,11 @@ async function withBusy(btn, fn) {
   }
 }
 
-function post(btn, path, what) {
-  return withBusy(btn, () => api(path, { method: "POST" }).catch((err) => {
+/** POSTs, with `body` as JSON when given; answers the answer, or null once the error is shown. */
+function post(btn, path, what, body) {
+  const opts = body === undefined ? { method: "POST" }
+    : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  return withBusy(btn, () => api(path, opts).catch((err) => {
     showError(what, err);
     return null;
   }));
@@ -36,13 +38,21 @@ async function postRun(btn, path, what) {
   if (run) applyRun(run);
 }
 
-async function toggleJob(btn, name, enabled) {
+/** The job actions answer with the job: show it at once, before the change event's refetch. */
+async function postJob(btn, path, what, body) {
+  const job = await post(btn, path, what, body);
+  if (job) applyJob(job);
+}
+
+function toggleJob(btn, name, enabled) {
   const verb = enabled ? "disable" : "enable";
-  const job = await post(btn, `/api/jobs/${enc(name)}/${verb}`, `Could not ${verb} ${name}`);
-  if (!job) return;
-  state.jobs = state.jobs.map((j) => (j.name === job.name ? job : j));
-  renderJobs();
-  refresh(["readiness"]);
+  return postJob(btn, `/api/jobs/${enc(name)}/${verb}`, `Could not ${verb} ${name}`);
+}
+
+/** Pause or Unpause, as Disable/Enable: one action, so the focus stays on the button. */
+function pauseJob(btn, name, paused) {
+  if (paused) return postJob(btn, `/api/jobs/${enc(name)}/unpause`, `Could not unpause ${name}`);
+  return postJob(btn, `/api/jobs/${enc(name)}/pause`, `Could not pause ${name}`, { for: btn.dataset.for });
 }
 
 function loadOlder(btn) {
@@ -85,6 +95,7 @@ export function onClick(e) {
     const id = runRowEl && Number(runRowEl.dataset.runId);
     if (action === "run" && job) postRun(btn, `/api/jobs/${enc(job)}/run`, `Could not run ${job}`);
     else if (action === "toggle" && job) toggleJob(btn, job, jobRowEl.dataset.enabled === "true");
+    else if (action === "pause" && job) pauseJob(btn, job, jobRowEl.dataset.paused === "true");
     else if (action === "cancel" && id) postRun(btn, `/api/runs/${id}/cancel`, `Could not cancel run ${id}`);
     else if (action === "select" && id) selectRun(id);
     else if (action === "goto") selectRun(Number(btn.dataset.target));

@@ -53,7 +53,7 @@ export async function request(path, opts = {}) {
 
 /** A JSON request: the parsed answer, or null for an empty one. */
 export async function api(path, opts = {}) {
-  const res = await request(path, { ...opts, headers: { Accept: "application/json" } });
+  const res = await request(path, { ...opts, headers: { Accept: "application/json", ...(opts.headers || {}) } });
   const text = await res.text();
   return text ? JSON.parse(text) : null;
 }

@@ -1,9 +1,10 @@
 // clock.js — elements that show time and move with the clock: <time> elements (absolute
-// local time and a relative one), running durations, and the 1 s refresh of both in place.
+// local time and a relative one), words with such times in them, running durations, and the
+// 1 s refresh of both in place.
 
 import { h, muted } from "./dom.js";
 import { state } from "./model.js";
-import { absText, durText, fullText, leaseText, relText } from "./time.js";
+import { absText, durText, fullText, leaseText, relText, splitTimes } from "./time.js";
 
 const serverLive = () => state.conn === "live";
 
@@ -19,6 +20,11 @@ export function timeEl(iso, { abs = true, rel = true, mode = "rel" } = {}) {
     el.append(h("span", { class: "rel", "data-rel": mode, "data-t": t, text }));
   }
   return el;
+}
+
+/** The server's words, each RFC 3339 time in them a <time> (`opts` as timeEl's). */
+export function timesIn(text, opts) {
+  return h("span", { class: "words" }, splitTimes(text).map((p) => (typeof p === "string" ? p : timeEl(p.iso, opts))));
 }
 
 /** A run's duration: fixed once it ended, counting (by the tick) while it runs. */

@@ -1,10 +1,12 @@
 // details.js — the selected run's details: a sentence explaining its story when it is not
-// the plain one, buttons to the runs it is linked to, and every field of the run.
+// the plain one (what it retries, resumes or follows, what it waits for), buttons to the runs
+// it is linked to, its own parameters, and every field of the run.
 
 import { $, h, muted } from "./dom.js";
 import { isReceipt, isShared, state } from "./model.js";
-import { durationEl, timeEl } from "./clock.js";
-import { SIGNALS, statusBadge } from "./labels.js";
+import { childWhat, followLink, followers, parentLink } from "./chain.js";
+import { durationEl, timeEl, timesIn } from "./clock.js";
+import { SIGNALS, paramsText, statusBadge } from "./labels.js";
 import { hostEl, hostView } from "./hosts.js";
 
 const RUN_FIELDS = [
@@ -12,7 +14,10 @@ const RUN_FIELDS = [
   "reason", "resolution", "scheduled_at", "created_at", "started_at", "ended_at", "idempotency_key",
   "machine_id", "boot_id", "monitor_pid", "log_path",
 ];
-const TIME_FIELDS = new Set(["scheduled_at", "created_at", "started_at", "ended_at"]);
+/** Fields the server leaves out when they do not apply: shown only when present. */
+const OPTIONAL_FIELDS = ["queue", "waiting", "not_before", "followed_by"];
+const TIME_FIELDS = new Set(["scheduled_at", "created_at", "started_at", "ended_at", "not_before"]);
+const WORD_FIELDS = new Set(["reason", "resolution", "waiting"]);
 
 export function renderDetails() {
   const run = state.runs.get(state.selectedId);
@@ -22,16 +27,22 @@ export function renderDetails() {
   const shared = isShared();
   $("#details-h").replaceChildren(`Run #${run.id} `, h("span", { class: "job-cell", text: run.job }), " ", statusBadge(run.status),
     ...(shared ? [h("span", { class: "details-host" }, hostView(run).any ? null : "on ", hostEl(run))] : []));
-  $("#details-explain").textContent = explain(run);
+  const up = parentLink(run, state.runs, state.jobs);
+  const next = followLink(run, followers(state.runs), state.runs);
+  $("#details-explain").replaceChildren(...explain(run, up));
   $("#run-fields").replaceChildren(
     ...RUN_FIELDS.flatMap((f) => [
-      shared && f === "machine_id" ? h("div", {}, h("dt", { text: "host" }), h("dd", {}, hostEl(run))) : null,
-      h("div", {}, h("dt", { text: f }), h("dd", {}, fieldValue(run, f))),
+      shared && f === "machine_id" ? field("host", hostEl(run)) : null,
+      field(f, fieldValue(run, f)),
     ]).filter(Boolean),
-    h("div", {}, h("dt", { text: "duration" }), h("dd", {}, durationEl(run))),
+    ...OPTIONAL_FIELDS.filter((f) => run[f] !== null && run[f] !== undefined).map((f) => field(f, fieldValue(run, f))),
+    ...(run.params ? paramsFields(run.params) : []),
+    field("duration", durationEl(run)),
   );
-  $("#details-nav").replaceChildren(...relatedRuns(run));
+  $("#details-nav").replaceChildren(...relatedRuns(run, up, next));
 }
+
+const field = (name, value, wide) => h("div", { class: wide ? "wide" : null }, h("dt", { text: name }), h("dd", {}, value));
 
 function fieldValue(run, f) {
   const v = run[f];
@@ -39,34 +50,53 @@ function fieldValue(run, f) {
   if (f === "status") return statusBadge(v);
   if (TIME_FIELDS.has(f)) return timeEl(v);
   if (f === "signal" && SIGNALS[v]) return `${v} (${SIGNALS[v]})`;
-  return h("span", { class: typeof v === "string" && f !== "reason" && f !== "resolution" ? "mono" : null, text: String(v) });
+  if (WORD_FIELDS.has(f)) return timesIn(v);
+  return h("span", { class: typeof v === "string" ? "mono" : null, text: String(v) });
 }
 
-function explain(run) {
-  if (isReceipt(run)) return "Cut short, then closed as succeeded: its landed check proved the work landed, so nothing reran.";
+/** The run's own environment, one `K=V` a line, and its arguments as a shell would quote them. */
+function paramsFields(params) {
+  const { env, args } = paramsText(params);
+  return [
+    env.length ? field("params.env", h("div", { class: "params" }, env.map((line) => h("code", { text: line }))), true) : null,
+    args ? field("params.args", h("code", { class: "params", text: args }), true) : null,
+  ].filter(Boolean);
+}
+
+/** The run's story in a sentence (words and <time>s), when it is not the plain one. */
+function explain(run, up) {
+  if (isReceipt(run)) return ["Cut short, then closed as succeeded: its landed check proved the work landed, so nothing reran."];
   if (run.status === "interrupted") {
-    return run.resolution
+    return [run.resolution
       ? "Cut short by something other than itself — not a failure. Its debt is settled (see resolution)."
-      : "Cut short by something other than itself — not a failure. Still owed: stead resumes it once, after the resume delay.";
+      : "Cut short by something other than itself — not a failure. Still owed: stead resumes it once, after the resume delay."];
   }
-  if (run.trigger === "resume") return `Resumes cut run #${run.parent_id}, with the same idempotency key.`;
+  const story = [];
+  if (up && up.kind === "resume") story.push(`Resumes cut run #${up.id}, with the same idempotency key.`);
+  if (up && up.kind === "retry") story.push(`Retries failed run #${up.id}: attempt ${run.attempt}, with the same idempotency key.`);
+  if (up && up.kind === "after") story.push(afterStory(run, up));
   if (run.trigger === "catch_up") {
-    return run.status === "skipped" ? "Missed fires that were not run, recorded with the reason." : "Makes up for a fire missed while stead was down or the machine slept.";
+    story.push(run.status === "skipped" ? "Missed fires that were not run, recorded with the reason." : "Makes up for a fire missed while stead was down or the machine slept.");
   }
-  return "";
+  if (run.status === "queued" && run.waiting) story.push(" Waits for ", timesIn(run.waiting), ".");
+  return story;
 }
 
-function relatedRuns(run) {
+function afterStory(run, up) {
+  const upstream = `run #${up.id}${up.sub ? ` ${up.sub}` : ""}`;
+  return run.status === "skipped"
+    ? `Not run after ${upstream} succeeded (see the reason).`
+    : `Started because ${upstream} succeeded (this job runs after it).`;
+}
+
+/** Buttons to the run it came from, the run that carries it on, and the runs that name it as their parent. */
+function relatedRuns(run, up, next) {
   const links = [];
-  if (run.parent_id !== null && run.parent_id !== undefined) {
-    const what = run.trigger === "resume" ? "the run it resumes" : "its parent run";
-    links.push([`Show ${what}, #${run.parent_id}`, run.parent_id]);
-  }
-  const m = /resumed as run (\d+)/.exec(run.resolution || "");
-  if (m) links.push([`Show its resume, run #${m[1]}`, Number(m[1])]);
+  if (up) links.push([`Show ${up.what}, #${up.id}`, up.id]);
+  if (next) links.push([`Show ${next.what}, #${next.id}`, next.id]);
   for (const other of state.runs.values()) {
     if (other.parent_id !== run.id || links.some(([, id]) => id === other.id)) continue;
-    links.push([`Show run #${other.id}, ${other.trigger === "resume" ? "which resumes it" : "its child"}`, other.id]);
+    links.push([`Show run #${other.id}, ${childWhat(other)}`, other.id]);
   }
   return links.map(([text, id]) => h("button", { type: "button", class: "small", "data-action": "goto", "data-target": id, text }));
 }

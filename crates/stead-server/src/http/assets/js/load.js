@@ -1,21 +1,25 @@
 // load.js — how data reaches the page: refetching parts of it (calls in one task coalesced,
 // an answer older than one already applied dropped), applying each answer to the state and
-// its panels, applying a run from an event or an action, the refetches the clock alone calls
-// for (readiness edges, hosts' heartbeats), and batching the renders a burst of runs causes.
+// its panels, applying a run or a job from an event or an action, the refetches the clock
+// alone calls for (readiness edges, pauses ending, hosts' heartbeats, notifiers' deliveries),
+// and batching the renders a burst of runs causes.
 
 import { api, enc, showError } from "./api.js";
-import { PAGE, isShared, mergeRuns, state, upsertRun } from "./model.js";
+import { PAGE, isActive, isShared, mergeRuns, nextPauseEnd, state, upsertRun } from "./model.js";
 import { parseDuration } from "./time.js";
 import { renderStatus } from "./status.js";
 import { renderJobs } from "./jobs.js";
 import { renderRuns } from "./runs.js";
 import { renderHolds, renderServices } from "./services.js";
 import { renderHosts } from "./hosts.js";
+import { renderNotifiers, renderQueues } from "./queues.js";
 import { renderDetails } from "./details.js";
 import { logRunChanged } from "./log.js";
 
 const HOSTS_AFTER_RUNS_MS = 5000; // run events refetch the hosts (runs in flight) at most this often
 const HOSTS_HEARTBEAT_MS = 10000; // and the tick refetches them this often (heartbeats, lost hosts)
+const NOTIFIERS_PENDING_MS = 10000; // the tick refetches notifiers this often while events are pending
+const PAUSE_END_SLACK_MS = 1000; // a pause's end is refetched this long after it, for the server's clock
 
 const pendingParts = new Set();
 const partSeq = {};
@@ -30,7 +34,7 @@ export function refresh(parts) {
 }
 
 export function loadAll() {
-  refresh(["status", "jobs", "runs", "services", "holds", "readiness", "hosts"]);
+  refresh(["status", "jobs", "runs", "services", "holds", "readiness", "hosts", "queues", "notifiers"]);
 }
 
 function flushRefresh() {
@@ -38,15 +42,18 @@ function flushRefresh() {
   pendingParts.clear();
   const simple = {
     status: ["/api/status", (s) => { state.status = s; renderStatus(); }],
-    jobs: ["/api/jobs", (jobs) => { state.jobs = jobs; renderJobs(); renderRuns(); rearmClock(); }],
+    jobs: ["/api/jobs", applyJobs],
     runs: [`/api/runs?limit=${PAGE}`, (runs) => { mergeRuns(runs, false); renderRuns(); renderJobs(); selectedChanged(); }],
     holds: ["/api/holds", (holds) => { state.holds = holds; renderHolds(); }],
     hosts: ["/api/hosts", applyHosts],
+    queues: ["/api/queues", (queues) => { state.queues = queues; renderQueues(); }],
+    notifiers: ["/api/notifiers", (notifiers) => { state.notifiers = notifiers; renderNotifiers(); }],
   };
   if (parts.has("hosts")) {
     state.hostsAskedAt = Date.now();
     state.hostsDue = false;
   }
+  if (parts.has("notifiers")) state.notifiersAskedAt = Date.now();
   for (const [part, [path, apply]] of Object.entries(simple)) {
     if (parts.has(part)) fetchPart(part, path, apply);
   }
@@ -106,11 +113,28 @@ function dependsOn(job, service) {
   return service === "stead" || (job.depends_on || []).includes(service);
 }
 
-function rearmClock() {
-  for (const [name, entry] of state.readiness) entry.nextChange = nextClockChange(name, entry.data);
+function applyJobs(jobs) {
+  state.jobs = jobs;
+  renderJobs();
+  renderRuns();
+  rearmClock();
 }
 
-/** From the 1 s tick: once the clock crosses a readiness edge, refetch holds and readiness. */
+/** A job action's answer: show the job at once (the change event's refetch follows). */
+export function applyJob(job) {
+  applyJobs(state.jobs.map((j) => (j.name === job.name ? job : j)));
+  refresh(["readiness"]);
+}
+
+function rearmClock() {
+  for (const [name, entry] of state.readiness) entry.nextChange = nextClockChange(name, entry.data);
+  state.pauseEnd = nextPauseEnd(state.jobs, Date.now());
+}
+
+/**
+ * From the 1 s tick: once the clock crosses a readiness edge, refetch holds and readiness;
+ * once a pause has ended by itself (which no event tells), refetch the jobs.
+ */
 export function clockCrossings(now) {
   let due = false;
   for (const entry of state.readiness.values()) {
@@ -120,6 +144,16 @@ export function clockCrossings(now) {
     }
   }
   if (due) refresh(["holds", "readiness"]);
+  if (state.pauseEnd !== null && state.pauseEnd + PAUSE_END_SLACK_MS <= now) {
+    state.pauseEnd = null;
+    refresh(["jobs"]);
+  }
+}
+
+/** From the 1 s tick: while a notifier has events pending, refetch them every 10 s (deliveries send no event). */
+export function notifiersTick(now) {
+  if (state.conn !== "live" || document.hidden || !state.notifiers.some((n) => n.pending > 0)) return;
+  if (now - state.notifiersAskedAt >= NOTIFIERS_PENDING_MS) refresh(["notifiers"]);
 }
 
 function applyHosts(data) {
@@ -155,7 +189,10 @@ export function applyRun(run) {
   scheduleRender();
   if (change.fresh) refresh(["jobs", "readiness"]); // a fire moves next_fire_at; a run may block a restart
   else if (change.statusChanged) refresh(["readiness"]);
-  if (change.fresh || change.statusChanged || change.hostChanged) hostsAfterRun();
+  const moved = change.fresh || change.statusChanged;
+  if (run.queue && (moved || change.waitingChanged)) refresh(["queues"]); // its runs going and waiting
+  if (moved && !isActive(run)) refresh(["notifiers"]); // an end may be an event to deliver
+  if (moved || change.hostChanged) hostsAfterRun();
   if (run.id === state.selectedId) selectedChanged();
 }
 

@@ -1,10 +1,11 @@
 // main.js — the stead web dashboard's entry point, and its wiring.
 //
 // Reads the access token from the URL fragment (#token=…), loads jobs, runs, services,
-// holds, readiness and hosts from the HTTP API, and keeps them current from the server's
-// event stream (/api/events, read with fetch so it can carry the Bearer header). The only
-// timer is a 1 s clock tick that refreshes relative times and running durations in place
-// (and, on a shared ledger, the hosts' heartbeats and runs in flight now and then).
+// holds, readiness, hosts, queues and notifiers from the HTTP API, and keeps them current
+// from the server's event stream (/api/events, read with fetch so it can carry the Bearer
+// header). The only timer is a 1 s clock tick that refreshes relative times and running
+// durations in place (and now and then, on a shared ledger, the hosts' heartbeats and runs in
+// flight, and, while events wait to be delivered, the notifiers).
 // Every piece of data reaches the page through textContent / createElement, never HTML.
 
 import { $ } from "./dom.js";
@@ -12,7 +13,7 @@ import { currentToken, dismissErrors, forgetToken, readToken, setToken, whenUnau
 import { abortEvents, eventLoop } from "./sse.js";
 import { state } from "./model.js";
 import { refreshTimes } from "./clock.js";
-import { applyRun, clockCrossings, hostsTick, loadAll, refresh } from "./load.js";
+import { applyRun, clockCrossings, hostsTick, loadAll, notifiersTick, refresh } from "./load.js";
 import { renderStatus, setConn, showAuth } from "./status.js";
 import { closeLog, onFollowChange } from "./log.js";
 import { onBarHover, restoreTimelineWindow, scheduleTimeline, timelineTick } from "./timeline.js";
@@ -45,7 +46,7 @@ function onEvent(type, data) {
   } else if (type === "run") {
     applyRun(body);
   } else if (type === "changed") {
-    refresh(["jobs", "services", "holds", "readiness", "hosts"]);
+    refresh(["jobs", "services", "holds", "readiness", "hosts", "queues", "notifiers"]);
   } else if (type === "lagged") {
     loadAll();
   }
@@ -57,6 +58,7 @@ function tick() {
   timelineTick(now);
   clockCrossings(now);
   hostsTick(now);
+  notifiersTick(now);
 }
 
 function start() {

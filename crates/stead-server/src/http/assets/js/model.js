@@ -1,6 +1,9 @@
 // model.js — the page's one shared state, and what it knows about runs: how far a run has
 // got, storing a run so that it never goes back, merging pages of runs, upserting a run from
-// an event, ordering and filtering the loaded runs. Pure: no DOM, so node can import it.
+// an event, ordering and filtering the loaded runs; and when the jobs' pauses end. Pure: no
+// DOM, so node can import it.
+
+import { localTimes } from "./time.js";
 
 /** Runs per page of the runs list. */
 export const PAGE = 200;
@@ -20,6 +23,10 @@ export const state = {
   hostsAskedAt: 0, // when the hosts were last asked for (ms)
   hostsDue: false, // a run changed since: the hosts' runs in flight may have too
   hostsSig: "", // what the runs' host cells depend on, to redraw them only when it changes
+  queues: [],
+  notifiers: [],
+  notifiersAskedAt: 0, // when the notifiers were last asked for (ms)
+  pauseEnd: null, // when the first pause ends by itself (ms), or null
   loaded: new Set(), // the parts ("jobs", "runs", …) an answer has been applied for
   selectedId: null,
   filter: { job: "", status: "" },
@@ -27,7 +34,7 @@ export const state = {
 };
 
 export const isActive = (run) => run.status === "queued" || run.status === "running";
-/** Closed as succeeded by its landed check after being cut. */
+
 /**
  * Where a run sits in time: from its start (or creation) to its end, or `now` while it is
  * live. A skipped row is an instant: the fire it stands for (its scheduled time), so the
@@ -51,17 +58,22 @@ export function runSpan(run, now) {
 export function skippedLines(run, timeText) {
   const lines = [];
   if (run.scheduled_at) lines.push(`fire of ${timeText(Date.parse(run.scheduled_at))} not run`);
-  lines.push(run.reason || "not run");
+  lines.push(run.reason ? localTimes(run.reason, timeText) : "not run");
   lines.push(`recorded ${timeText(Date.parse(run.created_at))}`);
   return lines;
 }
 
+/** Closed as succeeded by its landed check after being cut. */
 export const isReceipt = (run) => /^landed\b.*receipt/i.test(run.resolution || "");
 /** On a shared ledger (several hosts): the page shows hosts. */
 export const isShared = () => Boolean(state.hosts && state.hosts.shared);
 
-/** How far a run has got; a row never goes back (a late answer must not undo a newer event). */
-export const progress = (r) => (r.status === "queued" ? 0 : r.status === "running" ? 2 : 4) + (r.resolution ? 1 : 0);
+/**
+ * How far a run has got; a row never goes back (a late answer must not undo a newer event).
+ * Once ended, a resolution and the run that carries it on (`followed_by`) come later still.
+ */
+export const progress = (r) => (r.status === "queued" ? 0 : r.status === "running" ? 2 : 4)
+  + (r.resolution ? 1 : 0) + (r.followed_by ? 1 : 0);
 
 /** Stores a run by id unless the stored one has got further; answers whether it was stored. */
 export function storeRun(run) {
@@ -73,8 +85,8 @@ export function storeRun(run) {
 
 /**
  * A run event (or an action's answer): stores the run as storeRun does. Answers null when it
- * was not stored, else what changed: `fresh` (a run not loaded before), `statusChanged` and
- * `hostChanged` (of a loaded one).
+ * was not stored, else what changed: `fresh` (a run not loaded before), `statusChanged`,
+ * `hostChanged` and `waitingChanged` (what a queued run waits for; of a loaded one).
  */
 export function upsertRun(run) {
   const prev = state.runs.get(run.id);
@@ -83,6 +95,7 @@ export function upsertRun(run) {
     fresh: !prev,
     statusChanged: Boolean(prev) && prev.status !== run.status,
     hostChanged: Boolean(prev) && prev.machine_id !== run.machine_id,
+    waitingChanged: Boolean(prev) && prev.waiting !== run.waiting,
   };
 }
 
@@ -124,4 +137,13 @@ export function latestRunByJob() {
 export function matchesFilter(run) {
   return (!state.filter.job || run.job === state.filter.job)
     && (!state.filter.status || run.status === state.filter.status);
+}
+
+/** Whether the job's pause passes over its fire at `t` (ms): the fire is then recorded skipped. */
+export const pausedOver = (job, t) => Boolean(job && job.paused_until) && t < Date.parse(job.paused_until);
+
+/** When the first of the jobs' pauses ends by itself (ms, later than `now`), or null. */
+export function nextPauseEnd(jobs, now) {
+  const ends = jobs.map((j) => Date.parse(j.paused_until || "")).filter((t) => t > now);
+  return ends.length ? Math.min(...ends) : null;
 }

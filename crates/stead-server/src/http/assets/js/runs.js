@@ -1,9 +1,12 @@
 // runs.js — the runs panel: the table of loaded runs (newest first, filtered by job and
-// status), its job filter, and which run is marked selected (in the table and the timeline).
+// status; each linked to the run it came from and the one that carries it on, and a queued
+// one saying what it waits for), its job filter, and which run is marked selected (in the
+// table and the timeline).
 
 import { $, h, muted, reconcile, tag } from "./dom.js";
 import { isActive, isReceipt, isShared, matchesFilter, runsNewestFirst, state } from "./model.js";
-import { durationEl, timeEl } from "./clock.js";
+import { followLink, followers, parentLink } from "./chain.js";
+import { durationEl, timeEl, timesIn } from "./clock.js";
 import { SIGNALS, TRIGGER_LABEL, statusBadge } from "./labels.js";
 import { hostEl, hostView, renderHostsSummary } from "./hosts.js";
 import { scheduleTimeline } from "./timeline.js";
@@ -12,8 +15,12 @@ export function renderRuns() {
   const all = runsNewestFirst();
   const shown = all.filter(matchesFilter);
   const shared = isShared();
-  reconcile($("#runs tbody"), shown, (r) => String(r.id),
-    (r) => JSON.stringify([r, shared && hostView(r)]), runRow);
+  const index = followers(state.runs);
+  const rows = shown.map((run) => ({
+    run, up: parentLink(run, state.runs, state.jobs), next: followLink(run, index, state.runs),
+  }));
+  reconcile($("#runs tbody"), rows, (row) => String(row.run.id),
+    (row) => JSON.stringify([row, shared && hostView(row.run)]), runRow);
   markSelected();
   const empty = $("#runs-empty");
   empty.hidden = shown.length > 0;
@@ -37,28 +44,30 @@ export function renderJobFilter() {
   state.filter.job = select.value;
 }
 
-function runRow(run) {
+/** A row of the table: the run, where it came from (`up`) and what carries it on (`next`), as chain.js says. */
+function runRow({ run, up, next }) {
   return h("tr", { "data-run-id": run.id, "data-status": run.status, "data-trigger": run.trigger, class: "run" },
     h("th", { scope: "row" },
       h("button", { type: "button", class: "link", "data-action": "select", title: `Show run ${run.id}`, text: `#${run.id}` })),
     h("td", { class: "job-cell", text: run.job }),
-    h("td", {}, triggerEl(run)),
+    h("td", {}, triggerEl(run, up)),
     h("td", { class: "status-cell" }, statusBadge(run.status),
-      isActive(run) ? h("button", { type: "button", class: "small", "data-action": "cancel", text: "Cancel" }) : null),
+      isActive(run) ? h("button", { type: "button", class: "small", "data-action": "cancel", text: "Cancel" }) : null,
+      waitingEl(run)),
     isShared() ? h("td", { class: "host-cell" }, hostEl(run, isActive(run))) : null,
     h("td", {}, run.started_at ? timeEl(run.started_at)
       : h("span", { class: "muted", title: "created; not started" }, timeEl(run.created_at))),
     h("td", { class: "num" }, durationEl(run), exitEl(run)),
-    h("td", { class: "reason" }, run.reason ? h("span", { text: run.reason, title: run.reason }) : muted("—")),
-    h("td", { class: "resolution" }, resolutionEl(run)),
+    h("td", { class: "reason" }, run.reason ? h("span", { title: run.reason }, timesIn(run.reason, { rel: false })) : muted("—")),
+    h("td", { class: "resolution" }, resolutionEl(run, next)),
   );
 }
 
-function triggerEl(run) {
+function triggerEl(run, up) {
   const wrap = h("span", { class: "trigger" });
-  if (run.trigger === "resume") {
-    const first = run.original_trigger ? `, first ${TRIGGER_LABEL[run.original_trigger] || run.original_trigger}` : "";
-    wrap.append(tag(`↻ resumes #${run.parent_id ?? "?"}`, "tag-resume", `a resume of cut run ${run.parent_id}${first}`));
+  if (up) {
+    wrap.append(tag(up.text, `tag-${up.kind}`, up.title));
+    if (up.sub) wrap.append(h("span", { class: "sub", text: up.sub }));
   } else if (run.trigger === "catch_up") {
     const passed = run.status === "skipped";
     wrap.append(tag(passed ? "passed over" : "caught up", "tag-catchup",
@@ -68,6 +77,12 @@ function triggerEl(run) {
     wrap.append(tag(TRIGGER_LABEL[run.trigger] || run.trigger, `tag-${run.trigger}`));
   }
   return wrap;
+}
+
+/** What a queued run waits for, under its status: a place in a queue, a retry's delay until a time. */
+function waitingEl(run) {
+  if (run.status !== "queued" || !run.waiting) return null;
+  return h("div", { class: "sub waiting" }, "waits for ", timesIn(run.waiting));
 }
 
 /** "exit 3" or "signal 15", under the duration; nothing when the run has neither. */
@@ -81,15 +96,24 @@ function exitEl(run) {
   return null;
 }
 
-function resolutionEl(run) {
+/** How the run's story ends: the run that carries it on, a receipt, a debt still owed, or the resolution. */
+function resolutionEl(run, next) {
   const wrap = h("span", {});
+  // "resumed as run N" says no more than the link to run N does.
+  const said = next && (run.resolution || "").startsWith(`resumed as run ${next.id}`);
+  if (next) {
+    wrap.append(h("button", {
+      type: "button", class: "link follow", "data-action": "goto", "data-target": next.id,
+      text: next.text, title: said ? run.resolution : next.title,
+    }));
+  }
   if (isReceipt(run)) {
     wrap.append(tag("✓ landed by receipt", "tag-receipt", `${run.resolution}: its landed check proved the work landed`));
   } else if (run.status === "interrupted" && !run.resolution) {
     wrap.append(tag("owed", "tag-owed", "cut, not failed: stead resumes it once, after the resume delay"));
-  } else if (run.resolution) {
+  } else if (run.resolution && !said) {
     wrap.append(h("span", { class: "res-text", text: run.resolution, title: run.resolution }));
-  } else {
+  } else if (!next) {
     wrap.append(muted("—"));
   }
   return wrap;

@@ -3,7 +3,7 @@
 
 import { $, code, h, muted, reconcile, tag } from "./dom.js";
 import { state } from "./model.js";
-import { timeEl } from "./clock.js";
+import { timeEl, timesIn } from "./clock.js";
 
 export function renderServices() {
   reconcile($("#services-list"), state.services, (svc) => svc.name,
@@ -43,7 +43,7 @@ function readinessEl(r) {
       h("ul", { class: "wedged" }, r.wedged_holds.map((hd) =>
         h("li", {}, h("span", { class: "mono", text: hd.name }), " expired ", timeEl(hd.expires_at, { abs: false })))));
   }
-  if (r.notes.length) box.append(h("ul", { class: "notes" }, r.notes.map((n) => h("li", { text: n }))));
+  if (r.notes.length) box.append(h("ul", { class: "notes" }, r.notes.map((n) => h("li", {}, timesIn(n)))));
   return box;
 }
 

@@ -1,6 +1,7 @@
 // time.js — time and duration as text, and back: absolute local times (Intl, the browser's
 // locale and zone), relative times ("in 5 min", "3 s ago"), spans, run durations, lease
-// expiry, and "1h30m" → milliseconds. Pure: no DOM, so node can import it.
+// expiry, "1h30m" → milliseconds, and the RFC 3339 times within the server's words.
+// Pure: no DOM, so node can import it.
 
 const fmtTime = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 const fmtDay = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
@@ -66,3 +67,23 @@ export function parseDuration(text) {
   for (const [, n, u] of String(text || "").matchAll(/(\d+)\s*([dhms])/g)) total += Number(n) * units[u];
   return total;
 }
+
+/** An RFC 3339 time as the server writes one into words ("paused until 2026-12-02T06:21:54.905Z"). */
+const RFC3339 = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)/g;
+
+/** Splits words at the RFC 3339 times in them: their strings, and `{ iso }` for each time. */
+export function splitTimes(text) {
+  const parts = [];
+  let at = 0;
+  for (const m of text.matchAll(RFC3339)) {
+    if (m.index > at) parts.push(text.slice(at, m.index));
+    parts.push({ iso: m[0] });
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return parts;
+}
+
+/** Words with their RFC 3339 times written by `timeText` (a time in ms → text). */
+export const localTimes = (text, timeText = absText) =>
+  splitTimes(text).map((p) => (typeof p === "string" ? p : timeText(Date.parse(p.iso)))).join("");

@@ -3,10 +3,15 @@
 // layer, positioned in percent of a time frame fixed when the picture is drawn; the 1 s tick
 // slides that layer left and grows the bars of live runs, and once it has slid TL_REANCHOR %
 // the picture is drawn afresh (at most once per animation frame, like every data change).
+// A resume or a retry is linked to the run it carries on by an arc; a fire a pause passes
+// over is drawn dashed.
 
 import { $, h } from "./dom.js";
-import { isActive, isReceipt, isShared, matchesFilter, oldestFirst, oldestRun, runSpan, skippedLines, state } from "./model.js";
-import { absText, dayText, durText, hmText, relText } from "./time.js";
+import {
+  isActive, isReceipt, isShared, matchesFilter, oldestFirst, oldestRun, pausedOver, runSpan, skippedLines, state,
+} from "./model.js";
+import { parentLink } from "./chain.js";
+import { absText, dayText, durText, hmText, localTimes, relText } from "./time.js";
 import { STATUS_VIEW, TRIGGER_LABEL } from "./labels.js";
 import { hostView } from "./hosts.js";
 
@@ -21,6 +26,8 @@ const TL_AXIS = 22; // px for the time labels under the lanes
 const TL_REANCHOR = 1; // % of the width the picture may slide before it is drawn afresh
 const TL_WINDOW_KEY = "stead-timeline-window";
 const TL_ORDER = ["running", "queued", "succeeded", "failed", "cancelled", "interrupted", "skipped"];
+/** The runs linked by an arc to the run they carry on, and their glyph. */
+const TL_CHAIN_GLYPH = { resume: "↻", retry: "↺" };
 
 /** The drawn picture: its frame (t0 = "now" when drawn), and the bars that grow with the clock. */
 const tl = { t0: null, from: 0, spanMs: 1, live: [], queued: false };
@@ -79,7 +86,8 @@ function renderTimeline() {
   $("#tl-labels").replaceChildren(...lanes.map((name) => {
     const job = jobs.get(name);
     const off = job && job.enabled === false;
-    return h("div", { class: `tl-name${off ? " off" : ""}`, text: name, title: `${name}${off ? " (disabled)" : job ? "" : " (removed)"}` });
+    const paused = job && job.paused_until ? ` (paused until ${absText(Date.parse(job.paused_until))})` : "";
+    return h("div", { class: `tl-name${off ? " off" : ""}`, text: name, title: `${name}${off ? " (disabled)" : job ? paused : " (removed)"}` });
   }));
 
   const layer = $("#tl-layer");
@@ -109,13 +117,15 @@ function renderTimeline() {
     items.push(runBar(run, lane, now));
   }
   for (const run of drawn.values()) {
-    if (run.trigger === "resume") items.push(...resumeMarks(run, drawn.get(run.parent_id), laneOf.get(run.job), now));
+    const glyph = TL_CHAIN_GLYPH[run.trigger];
+    if (glyph) items.push(...chainMarks(run, drawn.get(run.parent_id), laneOf.get(run.job), now, glyph));
   }
   for (const name of lanes) {
     const job = jobs.get(name);
     const t = job && job.enabled !== false && job.next_fire_at ? Date.parse(job.next_fire_at) : NaN;
     if (!(t > now && t <= ahead)) continue;
-    const fire = h("div", { class: "tl-fire", "data-fire-job": name, "data-t": t, title: fireTitle(name, t, now) });
+    const paused = pausedOver(job, t);
+    const fire = h("div", { class: `tl-fire${paused ? " paused" : ""}`, "data-fire-job": name, "data-t": t, title: fireTitle(name, t, now) });
     fire.style.left = `${tlPct(t)}%`;
     fire.style.top = `${laneOf.get(name) * TL_LANE}px`;
     items.push(fire);
@@ -139,8 +149,8 @@ function runBar(run, lane, now) {
   return el;
 }
 
-/** A resume: ↻ at its start, and an arc from the end of the cut run it resumes, when drawn. */
-function resumeMarks(run, parent, lane, now) {
+/** A resume or a retry: its glyph at its start, and an arc from the end of the run it carries on, when drawn. */
+function chainMarks(run, parent, lane, now, glyph) {
   const [start] = runSpan(run, now);
   const top = `${lane * TL_LANE}px`;
   const marks = [];
@@ -150,16 +160,16 @@ function resumeMarks(run, parent, lane, now) {
     const a = tlPct(Math.min(parentEnd, start));
     const half = (mid - a) / 2;
     mid = a + half;
-    const arc = h("div", { class: "tl-link" });
+    const arc = h("div", { class: `tl-link tl-${run.trigger}` });
     arc.style.left = `calc(${mid}% - max(8px, ${half}%))`;
     arc.style.width = `max(16px, ${half * 2}%)`;
     arc.style.top = top;
     marks.push(arc);
   }
-  const glyph = h("span", { class: "tl-resume", text: "↻" });
-  glyph.style.left = `${mid}%`;
-  glyph.style.top = top;
-  marks.push(glyph);
+  const mark = h("span", { class: `tl-glyph tl-${run.trigger}`, text: glyph });
+  mark.style.left = `${mid}%`;
+  mark.style.top = top;
+  marks.push(mark);
   return marks;
 }
 
@@ -205,7 +215,7 @@ function timelineSummary(runs, lanes, jobs, now) {
   for (const name of lanes) {
     const job = jobs.get(name);
     const t = job && job.enabled !== false && job.next_fire_at ? Date.parse(job.next_fire_at) : NaN;
-    if (t > now && (!next || t < next[1])) next = [name, t];
+    if (t > now && !pausedOver(job, t) && (!next || t < next[1])) next = [name, t];
   }
   if (next) text += ` Next fire: ${next[0]} at ${absText(next[1])}.`;
   return text;
@@ -214,7 +224,8 @@ function timelineSummary(runs, lanes, jobs, now) {
 function barTitle(run, now) {
   const view = STATUS_VIEW[run.status] || { label: run.status };
   const status = run.status === "interrupted" ? "cut (interrupted, not a failure)" : view.label;
-  const trigger = run.trigger === "resume" ? `↻ resume of #${run.parent_id ?? "?"}` : TRIGGER_LABEL[run.trigger] || run.trigger;
+  const up = parentLink(run, state.runs, state.jobs);
+  const trigger = up ? up.title : TRIGGER_LABEL[run.trigger] || run.trigger;
   const lines = [`Run #${run.id} · ${run.job}`, `${status} · ${trigger}`];
   if (isShared()) {
     const where = hostView(run);
@@ -227,6 +238,7 @@ function barTitle(run, now) {
   }
   if (!run.started_at) {
     lines.push(`created ${absText(Date.parse(run.created_at))}, not started`);
+    if (run.status === "queued" && run.waiting) lines.push(`waits for ${localTimes(run.waiting)}`);
   } else {
     const start = Date.parse(run.started_at);
     lines.push(`started ${absText(start)}`);
@@ -241,7 +253,11 @@ function barTitle(run, now) {
   return lines.join("\n");
 }
 
-const fireTitle = (job, t, now) => `next fire of ${job}: ${absText(t)} (${relText(t, now)})`;
+function fireTitle(name, t, now) {
+  const job = state.jobs.find((j) => j.name === name);
+  const paused = pausedOver(job, t) ? `\nnot run: the job is paused until ${absText(Date.parse(job.paused_until))}` : "";
+  return `next fire of ${name}: ${absText(t)} (${relText(t, now)})${paused}`;
+}
 
 /** Titles read the clock when hovered, so a running bar's duration is current. */
 export function onBarHover(e) {
