@@ -13,6 +13,7 @@
 //! cargo run --release -p stead-bench -- guard [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- retention [--iterations N] [--json]
 //! cargo run --release -p stead-bench -- notify [--iterations N] [--json]
+//! cargo run --release -p stead-bench -- floor [--iterations N] [--submissions N] [--json]
 //! cargo run --release -p stead-bench -- all [...]
 //! ```
 //!
@@ -29,6 +30,7 @@
 
 mod cluster;
 mod figures;
+mod floor;
 mod guard;
 mod hostile;
 mod ledger;
@@ -47,7 +49,6 @@ mod wide;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
-use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
@@ -90,15 +91,16 @@ enum Bench {
     /// How soon a failure's notification reaches a local receiver, and what the outbox
     /// adds to a run's end
     Notify(Args),
+    /// A run start against the machine's floor: fire -> exec on SQLite and PostgreSQL,
+    /// 1,000 jobs at one minute beside cron, runs through one HTTP connection, idle memory
+    /// and a warm status beside pueue
+    Floor(Args),
     /// `foundation`, then `runs`, then `recovery`, then `web`, then `hostile`, then
     /// `guard`, then `cluster`
     All(Args),
     /// Cleans up after a bench that died: reads its directory from stdin, waits for EOF
     #[command(hide = true)]
     Watchdog,
-    /// What the latency figure's job runs: appends its fire and start time to FILE
-    #[command(hide = true)]
-    Probe { file: PathBuf },
     /// What the resume figure's first attempt runs: sleeps; DIR is for the cleanup
     #[command(hide = true)]
     Hold { dir: PathBuf },
@@ -133,8 +135,6 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    // First thing: the probe's start time must include as little of this process as can be.
-    let started = SystemTime::now();
     let result = match Cli::parse().command {
         Bench::Foundation(args) => Setup::new(&args).and_then(|setup| {
             let report = foundation(&setup, &args)?;
@@ -178,6 +178,10 @@ fn main() -> ExitCode {
             drop(guard);
             print(args.json, report.json(), || report.table())
         }),
+        Bench::Floor(args) => Setup::new(&args).and_then(|setup| {
+            let report = floor(&setup, &args)?;
+            print(args.json, report.json(), || report.table())
+        }),
         Bench::All(args) => Setup::new(&args).and_then(|setup| {
             // The last suite needs PostgreSQL: better to know before the others run.
             pg::server_version(&pg::admin_url())?;
@@ -214,7 +218,6 @@ fn main() -> ExitCode {
             proc::watchdog_main();
             Ok(())
         }
-        Bench::Probe { file } => probe::main(&file, started),
         Bench::Hold { dir: _ } => {
             recovery::hold();
             Ok(())
@@ -245,8 +248,10 @@ fn print(
 
 /// The executables a bench uses.
 struct Setup {
-    /// This executable: the watchdog and the probe.
+    /// This executable: the watchdog and the helpers of some figures.
     exe: PathBuf,
+    /// `stead-probe`, beside it: what the latency figures' jobs run.
+    probe: PathBuf,
     stead: PathBuf,
     pueue: Option<pueue::Binaries>,
 }
@@ -264,11 +269,23 @@ impl Setup {
                 stead.display()
             );
         }
+        let probe = exe.with_file_name("stead-probe");
+        if !probe.is_file() {
+            bail!(
+                "no stead-probe at {}: build it with `cargo build --release -p stead-bench`",
+                probe.display()
+            );
+        }
         let pueue = pueue::find(args.pueue.as_deref());
         if pueue.is_none() {
             eprintln!("pueue: not found (cargo install pueue)");
         }
-        Ok(Self { exe, stead, pueue })
+        Ok(Self {
+            exe,
+            probe,
+            stead,
+            pueue,
+        })
     }
 
     /// A fresh temporary directory with its cleanup guard and watchdog.
@@ -296,6 +313,35 @@ impl Setup {
 
 fn progress(what: &str) {
     eprintln!("stead-bench: {what}");
+}
+
+fn floor(setup: &Setup, args: &Args) -> anyhow::Result<floor::FloorReport> {
+    let mut guard = setup.guard()?;
+    let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+    let pueue = setup.start_pueue(&guard)?;
+    let pg_database = match floor::postgres_here() {
+        true => Some(guard.database("floor")?),
+        false => {
+            eprintln!("PostgreSQL: no server at STEAD_TEST_PG_URL; its figure is skipped");
+            None
+        }
+    };
+    let root = guard.root().to_path_buf();
+    let report = floor::run(floor::Inputs {
+        stead: &stead,
+        pueue: pueue.as_ref(),
+        probe: &setup.probe,
+        root: &root,
+        pg_database,
+        fires: args.iterations.unwrap_or(30),
+        posts: args.submissions.map_or(2000, |n| n as usize),
+        warm: 200,
+    })?;
+    if let Some(p) = pueue {
+        p.stop();
+    }
+    drop(guard);
+    Ok(report)
 }
 
 fn foundation(setup: &Setup, args: &Args) -> anyhow::Result<report::Report> {
@@ -362,7 +408,7 @@ fn runs(setup: &Setup, args: &Args) -> anyhow::Result<report::RunsReport> {
     let latency = runs::latency(
         &stead,
         Backend::Sqlite,
-        &setup.exe,
+        &setup.probe,
         &guard.root().join("probe"),
         fires,
     )?;
@@ -416,7 +462,7 @@ fn recovery(setup: &Setup, args: &Args) -> anyhow::Result<report::RecoveryReport
     let latency = runs::latency(
         &stead,
         Backend::Sqlite,
-        &setup.exe,
+        &setup.probe,
         &guard.root().join("probe"),
         fires,
     )?;
@@ -558,8 +604,8 @@ fn cluster(setup: &Setup, args: &Args) -> anyhow::Result<report::ClusterReport> 
         "fire-to-exec latency, one host: {fires} fires on SQLite, then on PostgreSQL, one a second"
     ));
     let latency = [
-        runs::latency(&stead, sqlite, &setup.exe, &probe(sqlite), fires)?,
-        runs::latency(&stead, on_pg, &setup.exe, &probe(on_pg), fires)?,
+        runs::latency(&stead, sqlite, &setup.probe, &probe(sqlite), fires)?,
+        runs::latency(&stead, on_pg, &setup.probe, &probe(on_pg), fires)?,
     ];
     progress(&format!(
         "throughput, one host: {n} runs of `true` on SQLite, then on PostgreSQL"

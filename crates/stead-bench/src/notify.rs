@@ -181,6 +181,7 @@ impl Ledger {
             on_failure: None,
             resume_anywhere: false,
             retry: None,
+            not_before: None,
         };
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {

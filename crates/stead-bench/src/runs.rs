@@ -177,28 +177,26 @@ pub struct Latency {
     pub exec: Stats,
 }
 
-/// Figure 6: a job `--every 1s` running `stead-bench probe FILE`, until `n` scheduled
-/// fires have reached the probe, on `backend`.
+/// Figure 6: a job `--every 1s` running `stead-probe FILE`, until `n` scheduled fires
+/// have reached the probe, on `backend`.
 pub fn latency(
     stead: &Stead,
     backend: Backend,
-    bench_exe: &Path,
+    probe_exe: &Path,
     file: &Path,
     n: usize,
 ) -> anyhow::Result<Latency> {
     let dir = stead.dir(&backend.dir_name("l"));
     stead.status(&dir, &backend.server_env())?;
-    let exe = bench_exe
+    let exe = probe_exe
         .to_str()
-        .context("the bench's path is not UTF-8")?;
+        .context("the probe's path is not UTF-8")?;
     let out = file
         .to_str()
         .context("the probe file's path is not UTF-8")?;
     stead.call(
         &dir,
-        &[
-            "job", "add", "lat", "--every", "1s", "--", exe, "probe", out,
-        ],
+        &["job", "add", "lat", "--every", "1s", "--", exe, out],
     )?;
     let limit = Duration::from_secs(n as u64 + 30);
     let got = Cell::new(0);
@@ -220,20 +218,19 @@ pub fn latency(
     let ms = |d: i64| Duration::from_millis(d.max(0) as u64);
     let (mut created, mut running, mut exec) = (Vec::new(), Vec::new(), Vec::new());
     for s in &samples {
-        let scheduled_ms = s.scheduled_at.as_millisecond();
+        let (Some(id), Some(scheduled_at)) = (s.run_id, s.scheduled_at) else {
+            bail!("the probe ran without a run of stead");
+        };
+        let scheduled_ms = scheduled_at.as_millisecond();
         let (c, r) = reader
-            .run_times(s.run_id)?
-            .with_context(|| format!("run {} has no start in the ledger", s.run_id))?;
+            .run_times(id)?
+            .with_context(|| format!("run {id} has no start in the ledger"))?;
         created.push(ms(c - scheduled_ms));
         running.push(ms(r - scheduled_ms));
         let started = s.started.duration_since(UNIX_EPOCH)?.as_nanos() as i128;
-        let late = started - s.scheduled_at.as_nanosecond();
+        let late = started - scheduled_at.as_nanosecond();
         if late < 0 {
-            bail!(
-                "run {} started {} ns before its scheduled time",
-                s.run_id,
-                -late
-            );
+            bail!("run {id} started {} ns before its scheduled time", -late);
         }
         exec.push(Duration::from_nanos(late as u64));
     }

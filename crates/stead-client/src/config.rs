@@ -26,7 +26,16 @@ pub struct Timings {
     pub resume_delay: Duration,
     /// A cut run older than this is history, not debt: it is not resumed.
     pub resume_max_age: Duration,
+    /// How long before its instant a fire on time is admitted and its monitor readied,
+    /// so that its command starts on the instant (more for a burst: each fire due at the
+    /// same instant adds [`FIRE_LEAD_PER_FIRE`], up to [`FIRE_LEAD_MAX`]).
+    pub fire_lead: Duration,
 }
+
+/// What each fire due at the same instant adds to [`Timings::fire_lead`].
+pub const FIRE_LEAD_PER_FIRE: Duration = Duration::from_micros(600);
+/// The most a fire is admitted ahead of its instant.
+pub const FIRE_LEAD_MAX: Duration = Duration::from_secs(2);
 
 impl Default for Timings {
     fn default() -> Self {
@@ -37,6 +46,7 @@ impl Default for Timings {
             start_timeout: Duration::from_millis(10_000),
             resume_delay: Duration::from_millis(5_000),
             resume_max_age: Duration::from_secs(6 * 3600),
+            fire_lead: Duration::from_millis(20),
         }
     }
 }
@@ -349,6 +359,7 @@ struct TimingsFile {
     start_timeout_ms: Option<u64>,
     resume_delay_ms: Option<u64>,
     resume_max_age_ms: Option<u64>,
+    fire_lead_ms: Option<u64>,
 }
 
 /// One overridable timing: its config key and environment variable.
@@ -388,6 +399,11 @@ const KNOBS: &[Knob] = &[
         env: "STEAD_RESUME_MAX_AGE_MS",
         file: |f| f.resume_max_age_ms,
         field: |t| &mut t.resume_max_age,
+    },
+    Knob {
+        env: "STEAD_FIRE_LEAD_MS",
+        file: |f| f.fire_lead_ms,
+        field: |t| &mut t.fire_lead,
     },
 ];
 
@@ -484,6 +500,13 @@ fn validate(t: &Timings) -> Result<(), ConfigError> {
             "heartbeat ({} ms) must be shorter than the lease ({} ms), or the lease lapses between renewals",
             t.heartbeat.as_millis(),
             t.lease.as_millis()
+        )));
+    }
+    if t.fire_lead > FIRE_LEAD_MAX {
+        return Err(ConfigError::Inconsistent(format!(
+            "fire_lead_ms ({}) may be at most {} ms",
+            t.fire_lead.as_millis(),
+            FIRE_LEAD_MAX.as_millis()
         )));
     }
     if t.probe_timeout.is_zero() || t.start_timeout.is_zero() {

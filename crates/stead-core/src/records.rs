@@ -470,6 +470,10 @@ pub struct ActiveRun {
     pub waiting: bool,
     /// The queue it counts against.
     pub queue: Option<String>,
+    /// The instant of a fire admitted ahead of it (its row written before its
+    /// scheduled time): until then its monitor may be alive and waiting without having
+    /// marked it.
+    pub staged_for: Option<Timestamp>,
 }
 
 /// A queued run that waits, as the server that hands it to a monitor reads it.

@@ -54,6 +54,11 @@ pub struct MonitorPlan {
     /// writes the next attempt and the failure hook waits for the last one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<crate::retry::RetryPlan>,
+    /// A scheduled fire's instant: its command never starts before it. A fire is
+    /// admitted, and its monitor readied, a little ahead of its time, so that the
+    /// command starts on the instant; the run is marked running then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_before: Option<Millis>,
 }
 
 impl MonitorPlan {
@@ -76,6 +81,8 @@ impl MonitorPlan {
         self.run_id = id;
         self.log_path = log_path;
         self.retry = retry;
+        // Another attempt starts when it is handed over, not at the fire's instant.
+        self.not_before = None;
         self.env.insert("STEAD_RUN_ID".into(), id.to_string());
         self.env
             .insert("STEAD_TRIGGER".into(), trigger.as_str().into());
@@ -91,14 +98,32 @@ impl MonitorPlan {
 pub struct MonitorStart {
     pub plan: MonitorPlan,
     pub store: crate::locator::StoreLocator,
-    /// On a shared ledger: the server to record through, so a host's monitors share its
-    /// connection to the database instead of holding one each.
+    /// The server to record through: one writer for all of a host's runs, instead of a
+    /// connection (a SQLite file's lock, a database connection) held by each monitor. A
+    /// monitor whose server does not answer writes itself.
     #[serde(default)]
     pub server: Option<ServerLink>,
     /// The free space kept on the file system holding the log (this host's
     /// `[logs] keep_free`): output stops being written below it.
     #[serde(default)]
     pub log_keep_free: stead_protocol::KeepFree,
+}
+
+/// An instant on the wire, in milliseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Millis(pub i64);
+
+impl From<jiff::Timestamp> for Millis {
+    fn from(t: jiff::Timestamp) -> Self {
+        Self(t.as_millisecond())
+    }
+}
+
+impl Millis {
+    pub fn timestamp(self) -> jiff::Timestamp {
+        crate::clock::from_ms(self.0)
+    }
 }
 
 /// How a monitor reaches its own host's server, and the host's timings.
@@ -111,6 +136,11 @@ pub struct ServerLink {
     pub lease_ms: u64,
     /// The host's heartbeat: how often the monitor asks whether its run is still its own.
     pub heartbeat_ms: u64,
+    /// Whether the monitor asks, every heartbeat, whether its run is still its host's:
+    /// on a shared ledger, where another host may judge this one lost. On the ledger of
+    /// one host nobody else can take a run.
+    #[serde(default)]
+    pub confirm_ownership: bool,
 }
 
 /// The default cap on one run's log.

@@ -85,37 +85,7 @@ pub fn signal(leader: Pid, sig: Signal) {
 /// How many processes of the group are alive (zombies count as dead).
 #[cfg(target_os = "linux")]
 pub fn live_members(leader: Pid) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let pgid = leader.as_raw_nonzero().get();
-    entries
-        .flatten()
-        .filter(|entry| {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<i32>().ok())
-            else {
-                return false;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            matches!(parse_stat(&stat), Some((state, group))
-                if group == pgid && state != "Z" && state != "X")
-        })
-        .count()
-}
-
-/// State (field 3) and process group (field 5) of a `/proc/PID/stat` line, counted
-/// from the last `)` because the command name may contain anything.
-#[cfg(target_os = "linux")]
-fn parse_stat(stat: &str) -> Option<(&str, i32)> {
-    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
-    let state = fields.next()?;
-    let pgid = fields.nth(1)?.parse().ok()?;
-    Some((state, pgid))
+    super::sweep::live_in_group(leader.as_raw_nonzero().get())
 }
 
 /// How many processes of the group are alive (zombies count as dead).
@@ -140,16 +110,4 @@ pub fn live_members(leader: Pid) -> usize {
         .filter(|&&pid| pid > 0)
         .filter(|&&pid| matches!(stead_core::identity::of_pid(pid as u32), Ok(Some(_))))
         .count()
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stat_state_and_group_are_read_after_the_name() {
-        let line = "42 (a) b (c) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 9 1 1";
-        assert_eq!(parse_stat(line), Some(("S", 4242)));
-        assert_eq!(parse_stat("nonsense"), None);
-    }
 }

@@ -1,9 +1,10 @@
-//! How a monitor reaches the ledger. On a ledger of one host it opens the SQLite file
-//! itself, as cheap as asking anyone. On a shared ledger it records through its own
-//! host's server, which holds the host's connection to the database, so a host running
-//! hundreds of runs needs no more connections than its server has; only when that server
-//! cannot be reached (stopped, restarting, frozen) does the monitor connect itself, for
-//! that one call, and close the connection again.
+//! How a monitor reaches the ledger: through its own host's server, which holds the
+//! host's connection to the ledger and writes the marks and ends of a burst together
+//! (group commit), so a host starting hundreds of runs at once takes one lock per burst
+//! rather than one per monitor, and needs no more database connections than its server
+//! has. Only when that server cannot be reached (stopped, restarting, frozen) does the
+//! monitor open the ledger itself, for that one call, and close it again. A monitor
+//! started without a server link (a test's) opens the ledger itself for good.
 //!
 //! A call the server may have carried out before its answer was lost is checked against
 //! the run's row when it is made again directly, so a lost answer never turns a run the

@@ -18,7 +18,8 @@
 //! - `watch`: the event loop;
 //! - `chain`: the command and its alternatives;
 //! - `hook`: the failure hook;
-//! - `ledger`: how the monitor reaches the ledger (through its server on a shared one).
+//! - `ledger`: how the monitor reaches the ledger (through its server on a shared one);
+//! - `spawner`: the process that forks monitors without exec'ing a binary.
 
 mod chain;
 mod group;
@@ -27,6 +28,8 @@ mod ledger;
 mod log;
 mod reap;
 mod signals;
+#[cfg(target_os = "linux")]
+pub mod spawner;
 pub mod sweep;
 mod watch;
 
@@ -111,10 +114,17 @@ pub fn main() -> i32 {
             return 1;
         }
     };
+    run_start(&start)
+}
+
+/// Watches the run `start` describes to its end (what `stead monitor` does once it has
+/// read its plan, and what a monitor the spawner forked does at once). Exits 0 once the
+/// run is settled, 1 when the ledger could not be written.
+pub fn run_start(start: &MonitorStart) -> i32 {
     let machine = stead_core::machine::machine_id().unwrap_or_default();
     let plan = &start.plan;
     // A shared ledger may be restarting: the connection is retried as every write is.
-    let ledger = match with_retry(|| Ledger::open(&start, &machine)) {
+    let ledger = match with_retry(|| Ledger::open(start, &machine)) {
         Ok(ledger) => ledger,
         Err(e) => {
             log::note_at(&plan.log_path, &format!("failed to start: {e}"));
@@ -122,7 +132,7 @@ pub fn main() -> i32 {
         }
     };
     let watch = match (&ledger, &start.server) {
-        (Ledger::Shared(shared), Some(link)) => Some(Watchful {
+        (Ledger::Shared(shared), Some(link)) if link.confirm_ownership => Some(Watchful {
             ledger: shared,
             every: Duration::from_millis(link.heartbeat_ms)
                 .clamp(OWNERSHIP_CHECK_MIN, OWNERSHIP_CHECK),
@@ -152,6 +162,22 @@ pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
     run_watched(plan, recorder, None, KeepFree::default())
 }
 
+/// The longest a monitor waits for a fire admitted ahead of its time: a plan asking for
+/// more (a clock that jumped back while it was on its way, or a staged fire adopted
+/// much later) starts after this.
+const START_LEAD_MAX: Duration = Duration::from_secs(5);
+
+/// Sleeps until `at` (wall time), at most [`START_LEAD_MAX`].
+fn wait_for(at: Option<Timestamp>) {
+    let Some(at) = at else {
+        return;
+    };
+    let ahead = at.duration_since(Timestamp::now());
+    if let Ok(ahead) = Duration::try_from(ahead) {
+        std::thread::sleep(ahead.min(START_LEAD_MAX));
+    }
+}
+
 fn run_watched(
     plan: &MonitorPlan,
     recorder: &dyn RunRecorder,
@@ -177,6 +203,8 @@ fn run_watched(
             return Outcome::NoIdentity(e);
         }
     };
+    // Ready before a fire admitted ahead of its time: the command starts on the instant.
+    wait_for(plan.not_before.map(|at| at.timestamp()));
     let marked = with_retry(|| {
         recorder.mark_running(plan.run_id, std::process::id(), &me, Timestamp::now())
     });

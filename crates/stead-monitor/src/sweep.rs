@@ -26,6 +26,12 @@ pub fn end_descendants(_grace: Duration) -> usize {
     0
 }
 
+/// How many live processes are in the process group `group` (zombies count as dead).
+#[cfg(target_os = "linux")]
+pub fn live_in_group(group: i32) -> usize {
+    linux::live_in_group(group)
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use std::collections::HashMap;
@@ -40,6 +46,8 @@ mod linux {
     pub(super) struct Proc {
         pub pid: i32,
         pub parent: i32,
+        /// Field 5: its process group.
+        pub group: i32,
         /// Field 22: start time in clock ticks since boot; with the pid, an identity.
         pub started: u64,
         pub zombie: bool,
@@ -51,11 +59,13 @@ mod linux {
         let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
         let state = fields.next()?;
         let parent = fields.next()?.parse().ok()?;
-        // Fields 5 to 21 lie between the parent (4) and the start time (22).
-        let started = fields.nth(17)?.parse().ok()?;
+        let group = fields.next()?.parse().ok()?;
+        // Fields 6 to 21 lie between the group (5) and the start time (22).
+        let started = fields.nth(16)?.parse().ok()?;
         Some(Proc {
             pid,
             parent,
+            group,
             started,
             zombie: state == "Z" || state == "X",
         })
@@ -67,18 +77,36 @@ mod linux {
     }
 
     /// The children of `pid`, from its threads' `children` lists; `None` where the
-    /// kernel keeps none.
+    /// kernel keeps none (no thread has the file). A thread that ends between the listing
+    /// and the read has no children left to tell of: it is passed over, not taken for a
+    /// kernel without the lists (which would cost a read of every process's `stat`).
     fn children(pid: i32) -> Option<Vec<i32>> {
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
         let mut found = Vec::new();
+        let mut listed = false;
         for task in tasks.flatten() {
-            let list = std::fs::read_to_string(task.path().join("children")).ok()?;
+            let Ok(list) = std::fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            listed = true;
             found.extend(
                 list.split_whitespace()
                     .filter_map(|p| p.parse::<i32>().ok()),
             );
         }
-        Some(found)
+        listed.then_some(found)
+    }
+
+    /// How many live processes are in the process group `group`. Its members all descend
+    /// from this monitor (the command's group is in the monitor's session, which only
+    /// the monitor's descendants share, and orphans come back to the monitor as its
+    /// subreaper), so the walk down from it finds them: a command that left nothing
+    /// behind costs a read or two rather than one of every process on the machine.
+    pub fn live_in_group(group: i32) -> usize {
+        descendants(std::process::id() as i32)
+            .iter()
+            .filter(|p| p.group == group)
+            .count()
     }
 
     /// The live descendants of `root`: through the `children` lists, or, without them,
@@ -215,12 +243,13 @@ mod tests {
 
     #[test]
     fn stat_fields_are_read_after_the_name() {
-        let line = "42 (a) b (c) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 9876 1 1";
+        let line = "42 (a) b (c) S 7 41 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 9876 1 1";
         assert_eq!(
             parse(42, line),
             Some(Proc {
                 pid: 42,
                 parent: 7,
+                group: 41,
                 started: 9876,
                 zombie: false
             })
@@ -233,6 +262,7 @@ mod tests {
         let p = |pid, parent, zombie| Proc {
             pid,
             parent,
+            group: pid,
             started: 1,
             zombie,
         };

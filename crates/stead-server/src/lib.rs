@@ -26,6 +26,7 @@ mod connection;
 mod dispatch;
 mod fdlimit;
 pub mod fsutil;
+mod group;
 mod handlers;
 mod heartbeat;
 #[cfg(feature = "http")]
@@ -182,6 +183,12 @@ pub async fn run(
     runs::reconcile(&shared).await;
     cluster::start(&shared);
     on_ready(&shared.hello());
+    // Up before the first run needs it, off the path of this server's first answers.
+    #[cfg(target_os = "linux")]
+    {
+        let warming = shared.clone();
+        tokio::task::spawn_blocking(move || warming.spawner.warm());
+    }
 
     let tracker = TaskTracker::new();
     let heartbeat = tokio::spawn(heartbeat::run(shared.clone()));

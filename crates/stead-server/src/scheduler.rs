@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
-use jiff::Timestamp;
-use stead_protocol::{Concurrency, Trigger};
+use jiff::{SignedDuration, Timestamp};
+use stead_client::config::{FIRE_LEAD_MAX, FIRE_LEAD_PER_FIRE};
+use stead_protocol::{Concurrency, Run, Trigger};
 use tracing::{debug, error, info, warn};
 
 use super::shared::Shared;
@@ -82,8 +83,10 @@ async fn schedule(
                 continue;
             }
         };
-        let mut next_wake: Option<Timestamp> = None;
         let mut waiting_for_a_run = false;
+        // Each job's next fire still to come, and whether it may be admitted ahead of
+        // its instant (see `stage`).
+        let mut coming: Vec<Coming<'_>> = Vec::new();
         for job in jobs.iter().filter(|j| j.spec.enabled) {
             if job.spec.depends_on.iter().any(|d| restarting.contains(d)) {
                 // Its service is being restarted: its fires wait until the service is
@@ -98,11 +101,40 @@ async fn schedule(
                 }
             };
             let in_flight = busy.contains(&job.spec.name);
+            let handled = job.fired_through.unwrap_or(job.created_at);
+            // Nothing of it was due: its next fire may be staged ahead of its instant.
+            let quiet = timing.next_after(handled).is_none_or(|at| at > now);
             waiting_for_a_run |= fire_due(&shared, job, &timing, now, awake_since, in_flight).await;
-            if let Some(next) = timing.next_after(now) {
-                next_wake = Some(next_wake.map_or(next, |w| w.min(next)));
+            if let Some(at) = timing.next_after(now.max(handled)) {
+                coming.push(Coming {
+                    job,
+                    at,
+                    stageable: quiet && stageable(job, at, in_flight),
+                });
             }
         }
+        let lead = lead(&shared, &coming);
+        let staged = stage(&shared, &coming, now, lead).await;
+        // The next wake: a lead before the next fire not yet staged.
+        let next_wake = coming
+            .iter()
+            .filter(|c| !staged.contains(&c.job.id))
+            .map(|c| c.at)
+            .chain(
+                coming
+                    .iter()
+                    .filter(|c| staged.contains(&c.job.id))
+                    .filter_map(|c| {
+                        JobTiming::of(&c.job.spec, c.job.anchor)
+                            .ok()?
+                            .next_after(c.at)
+                    }),
+            )
+            .min()
+            .map(|at| {
+                let ahead = coming.iter().filter(|c| c.at == at).count().max(1);
+                at.checked_sub(lead_of(&shared, ahead)).unwrap_or(at)
+            });
         awake_since = now;
         debug!(next = ?next_wake.map(rfc3339), "scheduler sleeping");
         let clock = shared.world.clock.clone();
@@ -124,6 +156,116 @@ async fn schedule(
             _ = ended.recv(), if waiting_for_a_run => {}
         }
     }
+}
+
+/// A job's next fire still to come.
+struct Coming<'a> {
+    job: &'a StoredJob,
+    at: Timestamp,
+    /// It may be admitted ahead of its instant.
+    stageable: bool,
+}
+
+/// Whether a fire of `job` at `at` may be admitted ahead of its instant: only where the
+/// outcome cannot depend on what happens before it. Not while the job has a run in flight
+/// under `forbid` or `replace` (that run may end first), not in a pause that covers it
+/// (the fire is then recorded skipped at its instant).
+fn stageable(job: &StoredJob, at: Timestamp, in_flight: bool) -> bool {
+    let overlap_matters = job.spec.concurrency != Concurrency::Allow && in_flight;
+    let paused = job.paused_until.is_some_and(|until| at < until);
+    !overlap_matters && !paused
+}
+
+/// How far ahead of their instant fires are admitted now: the configured lead, and more
+/// for a burst of fires at one instant (their monitors take that long to ready).
+fn lead(shared: &Shared, coming: &[Coming<'_>]) -> SignedDuration {
+    let Some(first) = coming.iter().map(|c| c.at).min() else {
+        return lead_of(shared, 1);
+    };
+    lead_of(shared, coming.iter().filter(|c| c.at == first).count())
+}
+
+fn lead_of(shared: &Shared, fires: usize) -> SignedDuration {
+    let base = shared.world.config.timings.fire_lead;
+    let extra = FIRE_LEAD_PER_FIRE
+        .saturating_mul(u32::try_from(fires.saturating_sub(1)).unwrap_or(u32::MAX));
+    SignedDuration::try_from(base.saturating_add(extra).min(FIRE_LEAD_MAX)).unwrap_or_default()
+}
+
+/// Admits, in one transaction, every stageable fire due within `lead` of `now`, each to
+/// start on its instant (its monitor waits for it); answers the jobs staged. Should the
+/// batch be refused (a fire recorded already, a fence), each is admitted alone, so that
+/// one refusal costs the others nothing.
+async fn stage(
+    shared: &Arc<Shared>,
+    coming: &[Coming<'_>],
+    now: Timestamp,
+    lead: SignedDuration,
+) -> Vec<i64> {
+    let horizon = now.checked_add(lead).unwrap_or(now);
+    let due: Vec<&Coming<'_>> = coming
+        .iter()
+        .filter(|c| c.stageable && c.at <= horizon)
+        .collect();
+    if due.is_empty() {
+        return Vec::new();
+    }
+    let fires = due
+        .iter()
+        .map(|c| runs::Fire {
+            job: c.job.clone(),
+            new: fire_row(shared, c.job, c.at, Trigger::Scheduled),
+        })
+        .collect();
+    match runs::start_fires(shared, fires).await {
+        Ok(admitted) => {
+            for (c, run) in due.iter().zip(&admitted) {
+                fired(shared, c.job, c.at, Trigger::Scheduled, run, now);
+            }
+            due.iter().map(|c| c.job.id).collect()
+        }
+        Err(e) => {
+            warn!(cause = %e.message, fires = due.len(), "fires ahead of their instant were refused together; admitting each alone");
+            let mut staged = Vec::new();
+            for c in due {
+                let new = fire_row(shared, c.job, c.at, Trigger::Scheduled);
+                match runs::start(shared, c.job, new).await {
+                    Ok(run) => {
+                        fired(shared, c.job, c.at, Trigger::Scheduled, &run, now);
+                        staged.push(c.job.id);
+                    }
+                    Err(e) => {
+                        error!(job = %c.job.spec.name, cause = %e.message, "failed to record a fire")
+                    }
+                }
+            }
+            staged
+        }
+    }
+}
+
+/// Tells of a fire admitted (the log line, and the lag from its instant to the admission,
+/// negative ahead of it, for /metrics).
+fn fired(
+    shared: &Shared,
+    job: &StoredJob,
+    at: Timestamp,
+    trigger: Trigger,
+    run: &Run,
+    since: Timestamp,
+) {
+    let lag = since.duration_since(at);
+    shared
+        .metrics
+        .fire_admitted(trigger, lag.try_into().unwrap_or_default());
+    info!(
+        job = %job.spec.name,
+        run = run.id,
+        scheduled_at = %rfc3339(at),
+        trigger = trigger.as_str(),
+        status = run.status.as_str(),
+        "fired"
+    );
 }
 
 /// The row of a fire of `job` at `at`: recording it moves the job's `fired_through` to
@@ -258,18 +400,7 @@ async fn fire_due(
                         "fires not run recorded skipped"
                     );
                 }
-                let lag = shared.world.clock.now().duration_since(*at);
-                shared
-                    .metrics
-                    .fire_admitted(*trigger, lag.try_into().unwrap_or_default());
-                info!(
-                job = %job.spec.name,
-                run = run.id,
-                scheduled_at = %rfc3339(*at),
-                trigger = trigger.as_str(),
-                status = run.status.as_str(),
-                "fired"
-                )
+                fired(shared, job, *at, *trigger, &run, shared.world.clock.now());
             }
             Err(e) => {
                 error!(job = %job.spec.name, cause = %e.message, "failed to record a fire");

@@ -74,6 +74,13 @@ pub struct Shared {
     pub waiting_changed: Notify,
     /// Notifiers changed: the deliverer looks again.
     pub notifiers_changed: Notify,
+    /// The process that forks runs' monitors.
+    #[cfg(target_os = "linux")]
+    pub spawner: crate::runs::spawner::Spawner,
+    /// Monitors' running marks waiting for their commit.
+    pub marks: crate::group::Group<stead_store::Mark, bool>,
+    /// Monitors' run ends waiting for their commit.
+    pub ends: crate::group::Group<(i64, stead_core::runs::RunEnd), bool>,
     /// The id of every run whose row changed (created, started, ended).
     pub run_events: broadcast::Sender<i64>,
     /// Wakes the resumer: a run was cut while this server serves, or a service it waited
@@ -121,7 +128,11 @@ impl Shared {
         ledger_clock: Option<Arc<LedgerClock>>,
     ) -> Self {
         let started_at = world.clock.now();
+        #[cfg(target_os = "linux")]
+        let spawner = crate::runs::spawner::Spawner::new(&world.monitor_exe, world.paths.dir());
         Self {
+            #[cfg(target_os = "linux")]
+            spawner,
             world,
             server_id,
             pid: std::process::id(),
@@ -139,6 +150,8 @@ impl Shared {
             jobs_changed: Notify::new(),
             waiting_changed: Notify::new(),
             notifiers_changed: Notify::new(),
+            marks: crate::group::Group::default(),
+            ends: crate::group::Group::default(),
             run_events: broadcast::channel(1024).0,
             runs_cut: Notify::new(),
             changes: watch::channel(0).0,

@@ -29,6 +29,12 @@ pub enum Guard {
     /// Nothing: a monitor's writes about its own run (the status guards keep them
     /// exactly-once whichever server is current), and the lease's own statements.
     Unfenced,
+    /// Nothing, and the commit is not waited onto the disk: a monitor's running mark,
+    /// on the way from the run's durable row to its command. A power cut may lose it,
+    /// and nothing the rules need goes with it: after the boot the run reads as queued
+    /// with no monitor, and is cut as it would have been marked (the boot cut it). Any
+    /// later durable commit carries it to the disk with its own.
+    Mark,
     /// This host's lease must still carry the epoch.
     Host(i64),
     /// The scheduler's leadership must still carry the epoch (on a ledger of one host,
@@ -67,6 +73,9 @@ pub trait Steps {
     fn job_get(&mut self, name: &str) -> Result<Option<StoredJob>, StoreError>;
     /// All jobs, by name.
     fn job_list(&mut self) -> Result<Vec<StoredJob>, StoreError>;
+    /// The enabled jobs that run after `name` (its `after` lists it), by name: what a
+    /// success of `name` starts. Read in every run's end, so it reads only those rows.
+    fn jobs_after(&mut self, name: &str) -> Result<Vec<StoredJob>, StoreError>;
     /// `None` when the name is taken.
     fn job_insert(
         &mut self,

@@ -19,6 +19,9 @@ use crate::rows::plan_json;
 /// Builds a run's monitor plan once its id, log path and idempotency key are known.
 pub type PlanFn<'a> = &'a dyn Fn(i64, &Path, &str) -> MonitorPlan;
 
+/// [`PlanFn`] for the `i`th run of a batch.
+pub type BatchPlanFn<'a> = &'a dyn Fn(usize, i64, &Path, &str) -> MonitorPlan;
+
 /// The statuses a run has not ended in.
 pub const IN_FLIGHT: &[RunStatus] = &[RunStatus::Queued, RunStatus::Running];
 
@@ -35,6 +38,18 @@ pub trait RunLedger {
         plan: PlanFn<'_>,
         epoch: i64,
     ) -> Result<Admission, StoreError>;
+
+    /// Writes several new runs, all fenced alike, in one transaction: a burst of fires
+    /// costs one commit. Each is admitted as [`RunLedger::run_admit`] would, in order;
+    /// `plan(i, ...)` makes `news[i]`'s plan. All or nothing: when one is refused (a fire
+    /// recorded already, a fence), none is written.
+    fn run_admit_all(
+        &self,
+        news: &[NewRun],
+        log_dir: &Path,
+        plan: BatchPlanFn<'_>,
+        epoch: i64,
+    ) -> Result<Vec<Admission>, StoreError>;
 
     fn run_get(&self, id: i64) -> Result<Option<Run>, StoreError>;
 
@@ -285,6 +300,32 @@ impl<B: Backend> RunLedger for B {
             stead_core::records::Fence::Leader => Guard::Leader(epoch),
         };
         self.write(guard, &mut |tx| admit(tx, new, log_dir, plan, epoch))
+    }
+
+    fn run_admit_all(
+        &self,
+        news: &[NewRun],
+        log_dir: &Path,
+        plan: BatchPlanFn<'_>,
+        epoch: i64,
+    ) -> Result<Vec<Admission>, StoreError> {
+        let Some(first) = news.first() else {
+            return Ok(Vec::new());
+        };
+        debug_assert!(news.iter().all(|n| n.fence == first.fence));
+        let guard = match first.fence {
+            stead_core::records::Fence::Host => Guard::Host(epoch),
+            stead_core::records::Fence::Leader => Guard::Leader(epoch),
+        };
+        self.write(guard, &mut |tx| {
+            news.iter()
+                .enumerate()
+                .map(|(i, new)| {
+                    let one = |id: i64, log: &Path, key: &str| plan(i, id, log, key);
+                    admit(tx, new, log_dir, &one, epoch)
+                })
+                .collect()
+        })
     }
 
     fn run_get(&self, id: i64) -> Result<Option<Run>, StoreError> {

@@ -43,9 +43,9 @@ pub use catalog::Catalog;
 pub use cluster::{Claimed, ClaimingHost, Cluster, LOG_CHUNK_BYTES};
 pub use error::{BackendError, StoreError};
 pub use lease::Lease;
-pub use ledger::{PlanFn, RunLedger};
+pub use ledger::{BatchPlanFn, PlanFn, RunLedger};
 pub use notices::Notices;
-pub use recorder::RunRecorder;
+pub use recorder::{Mark, RunRecorder};
 pub use retention::{Batch, KeepRule, LogState, PRUNE_BATCH, Prunable, Retention};
 
 /// A ledger as a server uses it.

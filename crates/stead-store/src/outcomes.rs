@@ -227,11 +227,7 @@ fn schedule_retry(
 /// applies as to any run (`forbid` records it skipped while one of its runs is in
 /// flight; `replace` asks those runs to stop), and a paused one records it skipped.
 fn start_after(tx: &mut impl Steps, run: &Run, at: Timestamp) -> Result<(), StoreError> {
-    let downstream: Vec<_> = tx
-        .job_list()?
-        .into_iter()
-        .filter(|j| j.spec.enabled && j.spec.after.contains(&run.job))
-        .collect();
+    let downstream = tx.jobs_after(&run.job)?;
     if downstream.is_empty() {
         return Ok(());
     }

@@ -36,6 +36,30 @@ pub trait RunRecorder {
     /// A service the run's job depends on that is being restarted now, if any: a failure
     /// then is the restart's doing, and no alternative is dialled into it.
     fn restarting_service(&self, run_id: i64) -> Result<Option<String>, StoreError>;
+
+    /// [`mark_running`](Self::mark_running) for each of `marks`, answered in order: in one
+    /// transaction on the ledger, so a burst of starts costs one commit.
+    fn mark_running_all(&self, marks: &[Mark]) -> Vec<Result<bool, StoreError>> {
+        marks
+            .iter()
+            .map(|m| self.mark_running(m.run_id, m.monitor_pid, &m.monitor_identity, m.started_at))
+            .collect()
+    }
+
+    /// [`finish`](Self::finish) for each of `ends`, answered in order: in one durable
+    /// transaction on the ledger, so a burst of ends costs one wait for the disk.
+    fn finish_all(&self, ends: &[(i64, RunEnd)]) -> Vec<Result<bool, StoreError>> {
+        ends.iter().map(|(id, end)| self.finish(*id, end)).collect()
+    }
+}
+
+/// One monitor's running mark, for [`RunRecorder::mark_running_all`].
+#[derive(Debug, Clone)]
+pub struct Mark {
+    pub run_id: i64,
+    pub monitor_pid: u32,
+    pub monitor_identity: StartIdentity,
+    pub started_at: Timestamp,
 }
 
 /// The monitor's final write: only from `running`, so a run the server already settled
@@ -66,7 +90,7 @@ impl<B: Backend> RunRecorder for B {
         monitor_identity: &StartIdentity,
         started_at: Timestamp,
     ) -> Result<bool, StoreError> {
-        self.write(Guard::Unfenced, &mut |tx| {
+        self.write(Guard::Mark, &mut |tx| {
             let marked = tx.run_mark_running(run_id, monitor_pid, monitor_identity, started_at)?;
             announced(tx, run_id, marked)
         })
@@ -78,6 +102,44 @@ impl<B: Backend> RunRecorder for B {
 
     fn run(&self, run_id: i64) -> Result<Option<Run>, StoreError> {
         self.read(&mut |tx| tx.run_get(run_id))
+    }
+
+    fn mark_running_all(&self, marks: &[Mark]) -> Vec<Result<bool, StoreError>> {
+        let together = self.write(Guard::Mark, &mut |tx| {
+            let mut marked = Vec::with_capacity(marks.len());
+            for m in marks {
+                let one = tx.run_mark_running(
+                    m.run_id,
+                    m.monitor_pid,
+                    &m.monitor_identity,
+                    m.started_at,
+                )?;
+                marked.push(announced(tx, m.run_id, one)?);
+            }
+            Ok(marked)
+        });
+        match together {
+            Ok(marked) => marked.into_iter().map(Ok).collect(),
+            // One of them failed the transaction: each alone, so it costs the others nothing.
+            Err(_) => marks
+                .iter()
+                .map(|m| {
+                    self.mark_running(m.run_id, m.monitor_pid, &m.monitor_identity, m.started_at)
+                })
+                .collect(),
+        }
+    }
+
+    fn finish_all(&self, ends: &[(i64, RunEnd)]) -> Vec<Result<bool, StoreError>> {
+        let together = self.write(Guard::Unfenced, &mut |tx| {
+            ends.iter()
+                .map(|(id, end)| finish(tx, *id, end))
+                .collect::<Result<Vec<bool>, StoreError>>()
+        });
+        match together {
+            Ok(finished) => finished.into_iter().map(Ok).collect(),
+            Err(_) => ends.iter().map(|(id, end)| self.finish(*id, end)).collect(),
+        }
     }
 
     fn restarting_service(&self, run_id: i64) -> Result<Option<String>, StoreError> {

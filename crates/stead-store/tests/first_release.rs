@@ -148,6 +148,7 @@ fn a_new_server_writes_after_it_with_fresh_ids() {
         on_failure: None,
         resume_anywhere: false,
         retry: None,
+        not_before: None,
     };
     let admitted = store
         .run_admit(&new, Path::new("/tmp/logs"), &plan, lease.epoch)

@@ -137,6 +137,7 @@ impl Ledger {
             on_failure: None,
             resume_anywhere: false,
             retry: None,
+            not_before: None,
         };
         let admission = self
             .store
@@ -172,6 +173,7 @@ impl Ledger {
                 socket: socket.to_path_buf(),
                 lease_ms: 30_000,
                 heartbeat_ms: 250,
+                confirm_ownership: false,
             }),
             log_keep_free: KeepFree::Bytes(0),
         };

@@ -1,15 +1,21 @@
 //! `monitor_finished`: a monitor of this host records how its run ended, through its
-//! server (shared ledgers), its time as the ledger's clock has it.
+//! server, together with its neighbours (see `group`), its time as the ledger's clock has it.
 
 use std::sync::Arc;
 
 use jiff::Timestamp;
 use stead_core::runs::RunEnd;
 use stead_protocol::MonitorFinished;
+use stead_store::StoreError;
 
 use super::{Answer, invalid};
-use crate::ledger::blocking;
+use crate::group::Group;
 use crate::shared::Shared;
+
+/// The ends of a burst, in one durable transaction.
+fn commit(shared: &Shared, ends: &[(i64, RunEnd)]) -> Vec<Result<bool, StoreError>> {
+    shared.world.store.recorder().finish_all(ends)
+}
 
 pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<bool> {
     if !params.status.is_terminal() {
@@ -32,7 +38,7 @@ pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<boo
         ended_at,
         ended_processes: params.ended_processes,
     };
-    let recorded = blocking(shared, move |s| s.world.store.recorder().finish(id, &end)).await?;
+    let recorded = Group::write(shared, |s| &s.ends, commit, (id, end)).await?;
     let _ = shared.run_events.send(id);
     Ok(recorded)
 }

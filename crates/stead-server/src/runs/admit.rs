@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use stead_core::records::{Fence, NewRun, StoredJob};
+use stead_core::records::{Admission, Fence, NewRun, StoredJob};
 use stead_protocol::{ErrorBody, Run, RunStatus};
 use stead_store::StoreError;
 use tracing::info;
@@ -20,24 +20,76 @@ use crate::shared::Shared;
 /// job's queue, or the host's `[queues] default_parallel`) is written waiting instead:
 /// the starter, the one task that hands such runs to monitors, starts it once the limit
 /// allows, in order.
-pub async fn start(
-    shared: &Arc<Shared>,
-    job: &StoredJob,
-    mut new: NewRun,
-) -> Result<Run, ErrorBody> {
-    new.waiting |= new.queue.is_some() || shared.world.config.queues.default_parallel.is_some();
+pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result<Run, ErrorBody> {
+    let new = limited(shared, new);
     let spec = job.spec.clone();
-    let epoch = match new.fence {
-        Fence::Host => shared.epoch(),
-        // A server that no longer leads offers an epoch no row carries: fenced.
-        Fence::Leader => shared.leader.borrow().unwrap_or(-1),
-    };
+    let epoch = epoch_of(shared, &new);
     let admission = blocking(shared, move |s| {
         let log_dir = s.world.paths.logs_dir().join("runs");
         let plan = |id: i64, log: &Path, key: &str| plan_for(s, &spec, &new, id, log, key);
         s.world.store.run_admit(&new, &log_dir, &plan, epoch)
     })
     .await?;
+    let id = admission.run.id;
+    follow_admission(shared, admission).await;
+    blocking(shared, move |s| s.world.store.run_get(id))
+        .await?
+        .ok_or_else(|| store_error(StoreError::NoSuchRun(id)))
+}
+
+/// A fire of the scheduler's: the job and its row.
+pub struct Fire {
+    pub job: StoredJob,
+    pub new: NewRun,
+}
+
+/// Admits fires (all fenced alike) in one transaction, one commit for the lot, then
+/// starts them as [`start`] does (a fire admitted ahead of its time waits for it in its
+/// monitor: see `MonitorPlan::not_before`). Answers
+/// the rows as admitted. All or nothing: when one is refused, none is written, and the
+/// caller admits them one by one to learn which.
+pub async fn start_fires(shared: &Arc<Shared>, fires: Vec<Fire>) -> Result<Vec<Run>, ErrorBody> {
+    let Some(first) = fires.first() else {
+        return Ok(Vec::new());
+    };
+    let epoch = epoch_of(shared, &first.new);
+    let (specs, news): (Vec<_>, Vec<_>) = fires
+        .iter()
+        .map(|f| (f.job.spec.clone(), limited(shared, f.new.clone())))
+        .unzip();
+    let admissions = blocking(shared, move |s| {
+        let log_dir = s.world.paths.logs_dir().join("runs");
+        let plan = |i: usize, id: i64, log: &Path, key: &str| {
+            plan_for(s, &specs[i], &news[i], id, log, key)
+        };
+        s.world.store.run_admit_all(&news, &log_dir, &plan, epoch)
+    })
+    .await?;
+    let mut runs = Vec::with_capacity(admissions.len());
+    for admission in admissions {
+        runs.push(admission.run.clone());
+        follow_admission(shared, admission).await;
+    }
+    Ok(runs)
+}
+
+/// `new`, written waiting when it shares a limit on runs at once.
+fn limited(shared: &Shared, mut new: NewRun) -> NewRun {
+    new.waiting |= new.queue.is_some() || shared.world.config.queues.default_parallel.is_some();
+    new
+}
+
+fn epoch_of(shared: &Shared, new: &NewRun) -> i64 {
+    match new.fence {
+        Fence::Host => shared.epoch(),
+        // A server that no longer leads offers an epoch no row carries: fenced.
+        Fence::Leader => shared.leader.borrow().unwrap_or(-1),
+    }
+}
+
+/// What follows a run's admission: its watchers told, the runs it replaces cancelled,
+/// and its monitor started (or the starter, or the claimers, woken).
+async fn follow_admission(shared: &Arc<Shared>, admission: Admission) {
     for id in &admission.skipped {
         let _ = shared.run_events.send(*id);
     }
@@ -58,8 +110,4 @@ pub async fn start(
         // Queued for any host of a shared ledger: this one may claim it too.
         shared.claim_now.notify_one();
     }
-    let id = admission.run.id;
-    blocking(shared, move |s| s.world.store.run_get(id))
-        .await?
-        .ok_or_else(|| store_error(StoreError::NoSuchRun(id)))
 }

@@ -1,5 +1,6 @@
 //! The server's side of runs, one module per step: admit a run ([`admit`]) with the plan
-//! its monitor follows ([`plan`]), start the monitor ([`spawn`]), watch it ([`watch`]),
+//! its monitor follows ([`plan`]), start the monitor ([`spawn`], through the
+//! [`spawner`] where it can), watch it ([`watch`]),
 //! cancel or cut runs ([`mod@cancel`]), wait for one to end ([`wait`]), and reconcile at
 //! boot ([`mod@reconcile`]).
 //!
@@ -13,10 +14,12 @@ mod cancel;
 mod plan;
 mod reconcile;
 mod spawn;
+#[cfg(target_os = "linux")]
+pub mod spawner;
 mod wait;
 mod watch;
 
-pub use admit::start;
+pub use admit::{Fire, start, start_fires};
 pub use cancel::{cancel, cut_where, relay_cancels};
 pub use plan::plan_for;
 pub use reconcile::reconcile;

@@ -9,9 +9,9 @@ use stead_core::clock::rfc3339;
 use stead_core::params;
 use stead_core::records::{NewRun, RetryBudget};
 use stead_core::retry::RetryPlan;
-use stead_core::runs::{DEFAULT_KILL_GRACE_MS, DEFAULT_LOG_MAX_BYTES, MonitorPlan};
+use stead_core::runs::{DEFAULT_KILL_GRACE_MS, DEFAULT_LOG_MAX_BYTES, Millis, MonitorPlan};
 use stead_core::schedule;
-use stead_protocol::{JobSpec, ResumeOn};
+use stead_protocol::{JobSpec, ResumeOn, Trigger};
 
 use crate::shared::Shared;
 
@@ -67,6 +67,11 @@ pub fn plan_for(
             RetryBudget::FromJob => RetryPlan::of(spec),
             RetryBudget::Kept(kept) => kept,
         },
+        // A fire on time starts on its instant, even when admitted ahead of it.
+        not_before: (new.trigger == Trigger::Scheduled)
+            .then_some(new.scheduled_at)
+            .flatten()
+            .map(Millis::from),
     }
 }
 

@@ -1,6 +1,10 @@
-//! Starting a run's monitor: `stead monitor`, detached in a session of its own, with the
-//! plan and this host's way to the ledger on its stdin.
+//! Starting a run's monitor, detached in a session of its own, with the plan and this
+//! host's way to the ledger: forked by the spawner ([`super::spawner`]), or `stead
+//! monitor` exec'd with them on its stdin.
 
+#[cfg(target_os = "linux")]
+use std::os::fd::AsFd;
+use std::os::fd::OwnedFd;
 use std::process::Stdio;
 use std::sync::Arc;
 
@@ -32,8 +36,70 @@ pub async fn launch(shared: &Arc<Shared>, plan: &MonitorPlan) {
     let _ = shared.run_events.send(id);
 }
 
-/// Starts `stead monitor` detached in its own session, hands it the plan, and watches it.
+/// Starts the run's monitor, detached in its own session, and watches it: forked by the
+/// spawner where it can be, else `stead monitor` exec'd with the plan on its stdin.
+/// Either way the monitor's stdout is a pipe this server reads its start and end from.
 async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Result<()> {
+    let timings = shared.world.config.timings;
+    let start = MonitorStart {
+        plan: plan.clone(),
+        store: shared.world.ledger.clone(),
+        // The monitor records through this server: its writes and its neighbours' go
+        // through one connection, rather than each monitor taking the ledger's lock (or a
+        // database connection) of its own.
+        server: Some(ServerLink {
+            socket: shared.world.paths.socket().to_path_buf(),
+            lease_ms: u64::try_from(timings.lease.as_millis()).unwrap_or(u64::MAX),
+            heartbeat_ms: u64::try_from(timings.heartbeat.as_millis()).unwrap_or(u64::MAX),
+            confirm_ownership: shared.world.store.is_shared(),
+        }),
+        log_keep_free: shared.world.config.logs.keep_free,
+    };
+    let json = serde_json::to_vec(&start).expect("a monitor plan always serializes");
+    let (ended, stdout) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let (pid, watch) = match forked(shared, json, stdout).await {
+        Ok((forked, _stdout)) => (forked.pid, ProcessWatch::of_pidfd(forked.pid, forked.pidfd)),
+        Err((json, stdout)) => exec_monitor(shared, &json, stdout).await?,
+    };
+    let ended = tokio::net::unix::pipe::Receiver::from_owned_fd(ended)?;
+    watch_monitor(shared, plan.run_id, pid, watch, Some(ended));
+    Ok(())
+}
+
+/// Asks the spawner for the monitor; hands the plan and the pipe back when it cannot.
+#[cfg(target_os = "linux")]
+async fn forked(
+    shared: &Arc<Shared>,
+    json: Vec<u8>,
+    stdout: OwnedFd,
+) -> Result<(stead_monitor::spawner::Forked, OwnedFd), (Vec<u8>, OwnedFd)> {
+    let shared = shared.clone();
+    let asked =
+        tokio::task::spawn_blocking(move || match shared.spawner.spawn(&json, stdout.as_fd()) {
+            Ok(forked) => Ok((forked, stdout)),
+            Err(_) => Err((json, stdout)),
+        })
+        .await;
+    asked.unwrap_or_else(|e| panic!("the spawner's call panicked: {e}"))
+}
+
+/// Elsewhere monitors are always exec'd.
+#[cfg(not(target_os = "linux"))]
+async fn forked(
+    _: &Arc<Shared>,
+    json: Vec<u8>,
+    stdout: OwnedFd,
+) -> Result<(std::convert::Infallible, OwnedFd), (Vec<u8>, OwnedFd)> {
+    Err((json, stdout))
+}
+
+/// `stead monitor`, exec'd detached in its own session, with the plan on its stdin and
+/// `stdout` as its stdout.
+async fn exec_monitor(
+    shared: &Arc<Shared>,
+    json: &[u8],
+    stdout: OwnedFd,
+) -> std::io::Result<(u32, ProcessWatch)> {
     let mut command = tokio::process::Command::new(&shared.world.monitor_exe);
     // The state directory in its command line tells a person (and `ps`) whose run it is.
     command
@@ -42,7 +108,7 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
         .arg("monitor")
         .stdin(Stdio::piped())
         // The monitor closes its stdout once the run's end is recorded (see `watch_monitor`).
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(stdout))
         .stderr(Stdio::null())
         // The monitor must outlive this server: never tie it to our lifetime.
         .kill_on_drop(false);
@@ -55,31 +121,17 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
         });
     }
     let mut child = command.spawn()?;
+    // Its stdout is the child's alone now: the command held the only other copy.
+    drop(command);
     let pid = child
         .id()
         .ok_or_else(|| std::io::Error::other("the monitor exited at once"))?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
-    let timings = shared.world.config.timings;
-    let start = MonitorStart {
-        plan: plan.clone(),
-        store: shared.world.ledger.clone(),
-        // On a shared ledger the monitor records through this server, sharing its
-        // connection; on SQLite it writes the file itself, as cheap as asking.
-        server: shared.world.store.is_shared().then(|| ServerLink {
-            socket: shared.world.paths.socket().to_path_buf(),
-            lease_ms: u64::try_from(timings.lease.as_millis()).unwrap_or(u64::MAX),
-            heartbeat_ms: u64::try_from(timings.heartbeat.as_millis()).unwrap_or(u64::MAX),
-        }),
-        log_keep_free: shared.world.config.logs.keep_free,
-    };
-    let json = serde_json::to_vec(&start).expect("a monitor plan always serializes");
-    stdin.write_all(&json).await?;
+    stdin.write_all(json).await?;
     drop(stdin);
     // The child is not reaped while we hold it, so its pid cannot be reused before the
     // watch is set up; dropping it afterwards leaves the reaping to the runtime.
     let watch = ProcessWatch::open(pid, None);
-    let ended = child.stdout.take();
     drop(child);
-    watch_monitor(shared, plan.run_id, pid, watch, ended);
-    Ok(())
+    Ok((pid, watch))
 }

@@ -23,7 +23,7 @@ pub fn watch_monitor(
     run_id: i64,
     pid: u32,
     watch: ProcessWatch,
-    ended: Option<tokio::process::ChildStdout>,
+    ended: Option<tokio::net::unix::pipe::Receiver>,
 ) {
     let shared = shared.clone();
     tokio::spawn(async move {
@@ -114,6 +114,24 @@ pub enum ProcessWatch {
 }
 
 impl ProcessWatch {
+    /// A watch on a pidfd opened while the process could not have been reaped (the
+    /// spawner's), so it is the very process asked for.
+    #[cfg(target_os = "linux")]
+    pub fn of_pidfd(pid: u32, pidfd: std::os::fd::OwnedFd) -> Self {
+        if rustix::fs::fcntl_setfl(&pidfd, rustix::fs::OFlags::NONBLOCK).is_ok() {
+            // SAFETY: the AsyncFd owns the pidfd, which stays open while registered.
+            if let Ok(async_fd) = unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(
+                    pidfd,
+                    tokio::io::Interest::READABLE,
+                )
+            } {
+                return ProcessWatch::Pidfd(async_fd);
+            }
+        }
+        Self::open(pid, None)
+    }
+
     /// Opens the watch first and checks the identity second, so a pid reused in between
     /// cannot be mistaken for the monitor.
     pub fn open(pid: u32, identity: Option<&StartIdentity>) -> Self {

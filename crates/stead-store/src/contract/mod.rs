@@ -283,6 +283,7 @@ pub(super) fn plan(id: i64, log: &Path, _key: &str) -> MonitorPlan {
         on_failure: None,
         resume_anywhere: false,
         retry: None,
+        not_before: None,
     }
 }
 

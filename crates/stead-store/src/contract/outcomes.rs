@@ -133,6 +133,13 @@ pub(super) fn a_cut_is_never_retried(s: &Subject) {
 pub(super) fn a_success_writes_a_waiting_run_of_each_enabled_downstream_job(s: &Subject) {
     let l = serve(s);
     let up = l.job("up", Concurrency::Forbid);
+    l.job("upper", Concurrency::Forbid);
+    // A name that merely contains the upstream's is not it.
+    let elsewhere = JobSpec {
+        after: vec!["upper".into()],
+        ..spec("elsewhere", Concurrency::Forbid)
+    };
+    l.store.job_insert(&elsewhere, now(), l.epoch).unwrap();
     for (name, enabled) in [("down", true), ("off", false)] {
         let spec = JobSpec {
             after: vec!["up".into()],

@@ -44,6 +44,22 @@ pub fn list(c: &mut dyn Sql) -> Result<Vec<StoredJob>, StoreError> {
         .collect()
 }
 
+/// The enabled jobs whose `after` names `name`.
+pub fn after(c: &mut dyn Sql, name: &str) -> Result<Vec<StoredJob>, StoreError> {
+    c.query(
+        &format!(
+            "SELECT {COLUMNS} FROM jobs
+             WHERE (spec::jsonb -> 'after') ? $1
+               AND COALESCE((spec::jsonb ->> 'enabled')::boolean, true)
+             ORDER BY name"
+        ),
+        &[&name],
+    )?
+    .iter()
+    .map(from_row)
+    .collect()
+}
+
 pub fn insert(
     tx: &mut dyn Sql,
     spec: &JobSpec,

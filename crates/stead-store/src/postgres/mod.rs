@@ -795,13 +795,17 @@ impl Backend for PgStore {
     ) -> Result<T, StoreError> {
         let host_epoch = match guard {
             Guard::Host(epoch) | Guard::Catalog(epoch) => Some(epoch),
-            Guard::Unfenced | Guard::Leader(_) => None,
+            Guard::Unfenced | Guard::Mark | Guard::Leader(_) => None,
         };
         self.write_raw(host_epoch, |tx| {
             match guard {
                 Guard::Leader(epoch) => cluster::fence_leader(tx, &self.machine_id, epoch)?,
                 Guard::Catalog(_) => {
                     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CATALOG_LOCK])?;
+                }
+                // This transaction's commit returns before it is flushed to the WAL.
+                Guard::Mark => {
+                    tx.batch_execute("SET LOCAL synchronous_commit = off")?;
                 }
                 Guard::Unfenced | Guard::Host(_) => {}
             }

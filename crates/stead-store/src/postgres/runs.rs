@@ -162,6 +162,7 @@ fn active_from_row(row: &Row) -> Result<ActiveRun, StoreError> {
         cancel_requested: row.try_get::<_, Option<i64>>(8)?.is_some(),
         waiting: row.try_get::<_, i16>(9)? == 1,
         queue: row.try_get(10)?,
+        staged_for: row.try_get::<_, Option<i64>>(11)?.map(from_ms),
     })
 }
 
@@ -174,7 +175,8 @@ fn active_where(
     c.query(
         &format!(
             "SELECT id, job, status, machine_id, boot_id, monitor_pid, monitor_start_identity,
-                 epoch, cancel_requested_at_ms, waiting, queue
+                 epoch, cancel_requested_at_ms, waiting, queue,
+                 CASE WHEN scheduled_at_ms > created_at_ms THEN scheduled_at_ms END
              FROM runs WHERE status IN ({}) AND {condition} ORDER BY id",
             status_list(IN_FLIGHT)
         ),

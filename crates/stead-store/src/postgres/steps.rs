@@ -30,6 +30,10 @@ impl Steps for PgTx<'_> {
         jobs::list(&mut *self.0)
     }
 
+    fn jobs_after(&mut self, name: &str) -> Result<Vec<StoredJob>, StoreError> {
+        jobs::after(&mut *self.0, name)
+    }
+
     fn job_insert(
         &mut self,
         spec: &JobSpec,

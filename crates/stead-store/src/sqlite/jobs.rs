@@ -50,6 +50,24 @@ pub fn list(conn: &Connection) -> Result<Vec<StoredJob>, StoreError> {
     Ok(jobs)
 }
 
+/// The enabled jobs whose `after` names `name`. The spec is JSON: a text search passes
+/// over the rows without an `after` (most of them) before any is parsed.
+pub fn after(conn: &Connection, name: &str) -> Result<Vec<StoredJob>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM jobs
+         WHERE instr(spec, '\"after\"') > 0
+           AND EXISTS (SELECT 1 FROM json_each(spec, '$.after') WHERE value = ?1)
+           AND json_extract(spec, '$.enabled') IS NOT 0
+         ORDER BY name"
+    ))?;
+    let rows = stmt.query_map([name], from_row)?;
+    let mut jobs = Vec::new();
+    for row in rows {
+        jobs.push(row??);
+    }
+    Ok(jobs)
+}
+
 /// `None` when the name is taken.
 pub fn insert(
     tx: &Connection,

@@ -171,12 +171,14 @@ fn active_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ActiveRun, StoreErr
             cancel_requested: row.get::<_, Option<i64>>(8)?.is_some(),
             waiting: row.get::<_, i64>(9)? == 1,
             queue: row.get(10)?,
+            staged_for: row.get::<_, Option<i64>>(11)?.map(from_ms),
         })
     }))
 }
 
 const ACTIVE_COLUMNS: &str = "id, job, status, machine_id, boot_id, monitor_pid, \
-     monitor_start_identity, epoch, cancel_requested_at_ms, waiting, queue";
+     monitor_start_identity, epoch, cancel_requested_at_ms, waiting, queue, \
+     CASE WHEN scheduled_at_ms > created_at_ms THEN scheduled_at_ms END";
 
 /// Runs that have not ended and match `condition` (a column compared with `?1`).
 fn active_where(

@@ -31,6 +31,10 @@ impl Steps for SqliteTx<'_> {
         jobs::list(self.0)
     }
 
+    fn jobs_after(&mut self, name: &str) -> Result<Vec<StoredJob>, StoreError> {
+        jobs::after(self.0, name)
+    }
+
     fn job_insert(
         &mut self,
         spec: &JobSpec,

@@ -110,14 +110,24 @@ pub enum Command {
     /// Watch one run (started by the server; reads its plan on stdin)
     #[command(hide = true)]
     Monitor,
+    /// Fork runs' monitors on the server's request (started by the server; its control
+    /// socket is stdin)
+    #[cfg(target_os = "linux")]
+    #[command(hide = true)]
+    Spawner,
 }
 
 /// Runs a parsed command line and returns the exit code.
 impl Command {
-    /// The daemon and a run's monitor live long and start other processes: they begin
-    /// with only stdin, stdout and stderr (see `fds.rs`).
+    /// The daemon, a run's monitor and the spawner of monitors live long and start other
+    /// processes: they begin with only stdin, stdout and stderr (see `fds.rs`).
     pub fn is_long_lived(&self) -> bool {
-        matches!(self, Command::Serve(_) | Command::Monitor)
+        match self {
+            Command::Serve(_) | Command::Monitor => true,
+            #[cfg(target_os = "linux")]
+            Command::Spawner => true,
+            _ => false,
+        }
     }
 }
 
@@ -152,6 +162,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Completions(args) => completions::completions(args),
         Command::Man(args) => completions::man(args),
         Command::Monitor => Ok(monitor::run()),
+        #[cfg(target_os = "linux")]
+        Command::Spawner => Ok(stead_monitor::spawner::serve()),
     }
 }
 

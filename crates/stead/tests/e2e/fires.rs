@@ -12,7 +12,8 @@ use stead_store::postgres::scratch::ScratchDb;
 
 use crate::api::Api;
 use crate::harness::{
-    StateDir, add_job, json, ms_of, now_ms, runs_of, signal, wait_until, wait_until_within,
+    StateDir, add_job, fire_times, json, ms_of, now_ms, runs_of, signal, wait_until,
+    wait_until_within,
 };
 
 /// libfaketime: moves what a process reads as the wall clock, re-reading the offset from
@@ -135,18 +136,6 @@ fn sleep_across_thirty_fires_on(mut clock: FakeClock, extra: &[&str]) -> (FakeCl
 }
 
 /// Fire times recorded for the job, with no time twice.
-fn fire_times(runs: &[Value]) -> Vec<i64> {
-    let mut times: Vec<i64> = runs
-        .iter()
-        .map(|r| ms_of(r["scheduled_at"].as_str().unwrap()))
-        .collect();
-    times.sort();
-    let n = times.len();
-    times.dedup();
-    assert_eq!(times.len(), n, "a fire was recorded twice: {runs:?}");
-    times
-}
-
 #[test]
 fn a_sleep_across_thirty_fires_leaves_one_catch_up_and_twenty_nine_rows_naming_it() {
     // `once` is the default catch-up policy.

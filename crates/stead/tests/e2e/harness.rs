@@ -245,9 +245,18 @@ impl StateDir {
 impl StateDir {
     /// Live run monitors of this directory.
     pub fn monitor_pids(&self) -> Vec<u32> {
+        self.pids_of("monitor")
+    }
+
+    /// The live spawner of monitors of this directory's server (Linux).
+    pub fn spawner_pids(&self) -> Vec<u32> {
+        self.pids_of("spawner")
+    }
+
+    fn pids_of(&self, role: &str) -> Vec<u32> {
         pids_matching(&self.path)
             .into_iter()
-            .filter(|(_, argv)| argv.iter().any(|a| a == "monitor"))
+            .filter(|(_, argv)| argv.iter().any(|a| a == role))
             .map(|(pid, _)| pid)
             .collect()
     }
@@ -379,6 +388,19 @@ pub fn wait_until_within(what: &str, patience: Duration, mut cond: impl FnMut() 
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The scheduled times of `runs`, in order, asserting none is recorded twice.
+pub fn fire_times(runs: &[Value]) -> Vec<i64> {
+    let mut times: Vec<i64> = runs
+        .iter()
+        .map(|r| ms_of(r["scheduled_at"].as_str().unwrap()))
+        .collect();
+    times.sort();
+    let n = times.len();
+    times.dedup();
+    assert_eq!(times.len(), n, "a fire was recorded twice: {runs:?}");
+    times
 }
 
 /// Milliseconds since the epoch of an RFC 3339 time string.

@@ -11,6 +11,7 @@ mod connections;
 mod dashboard;
 mod disk;
 mod ensure;
+mod fire_path;
 mod fires;
 mod gate;
 mod guard;

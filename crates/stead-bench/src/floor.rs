@@ -1,0 +1,467 @@
+//! The `floor` suite: the figures of a run start measured against the machine's floor
+//! (a durable SQLite commit, a process spawned and exited), each beside a peer doing the
+//! same work where one exists:
+//!
+//! - fire → command running for an every-second job, on SQLite and on PostgreSQL;
+//! - a burst: [`BURST`] jobs due at the same minute, from the minute to the first, the
+//!   median and the last command started, beside Debian's cron running as many crontab
+//!   entries at one minute;
+//! - on-demand runs of `true` POSTed one after another through one kept-alive HTTP
+//!   connection, until all have ended, in runs per second;
+//! - the idle server's resident memory beside pueued's, in the same run;
+//! - a warm `stead status --json` beside `pueue status --json`, whole processes.
+//!
+//! Every command the burst runs is `stead-probe`, which appends its start time to a file:
+//! both sides are timed by the same program.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+use crate::figures::{self, Idle, Stats};
+use crate::ledger::Backend;
+use crate::pueue::Pueue;
+use crate::report::stats;
+use crate::runs::{self, Latency, poll};
+use crate::stead::Stead;
+use crate::{pg, probe, progress};
+
+/// Jobs (and crontab entries) due at the same minute in the burst figure.
+pub const BURST: usize = 1000;
+/// Where the burst's crontab goes while cron runs it (removed after).
+const CRON_FILE: &str = "/etc/cron.d/stead-bench-burst";
+
+/// How a burst went: lags from the minute, in milliseconds.
+pub struct Burst {
+    pub commands: usize,
+    pub first: f64,
+    pub median: f64,
+    pub last: f64,
+}
+
+impl Burst {
+    /// From the probe's lines, those of the fire at `minute` (nanoseconds since the epoch).
+    fn of(samples: &[probe::Sample], minute: i128) -> Self {
+        let mut lags: Vec<f64> = samples
+            .iter()
+            .map(|s| {
+                let started = s.started.duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128;
+                (started - minute) as f64 / 1e6
+            })
+            .collect();
+        lags.sort_by(f64::total_cmp);
+        Self {
+            commands: lags.len(),
+            first: lags.first().copied().unwrap_or(f64::NAN),
+            median: Stats::of_ms(lags.clone()).median,
+            last: lags.last().copied().unwrap_or(f64::NAN),
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "commands": self.commands,
+            "first_ms": self.first,
+            "median_ms": self.median,
+            "last_ms": self.last,
+        })
+    }
+}
+
+/// The on-demand runs POSTed through one connection.
+pub struct HttpRuns {
+    pub runs: usize,
+    /// From the first POST until its last answer.
+    pub submit: Duration,
+    /// From the first POST until every run had ended.
+    pub total: Duration,
+    /// Each POST, answer included.
+    pub per_post: Stats,
+}
+
+impl HttpRuns {
+    pub fn per_second(&self) -> f64 {
+        self.runs as f64 / self.total.as_secs_f64()
+    }
+}
+
+pub struct FloorReport {
+    pub stead: String,
+    pub latency_sqlite: Latency,
+    pub latency_pg: Option<Latency>,
+    pub burst: Burst,
+    pub cron: Option<Burst>,
+    pub http: HttpRuns,
+    pub idle: Idle,
+    pub pueue_idle: Option<Idle>,
+    pub warm: Stats,
+    pub pueue_warm: Option<Stats>,
+}
+
+/// The next whole minute at least `lead` from now, in nanoseconds since the epoch.
+fn next_minute(lead: Duration) -> i128 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + lead;
+    let minute = 60_000_000_000i128;
+    (now.as_nanos() as i128 / minute + 1) * minute
+}
+
+fn wait_until_nanos(at: i128) {
+    loop {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128;
+        if now >= at {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos(((at - now) as u64).min(200_000_000)));
+    }
+}
+
+/// [`BURST`] jobs `* * * * *` added in one `stead apply`; the fires of the first whole
+/// minute at least 5 s after they were added are measured.
+fn burst(stead: &Stead, probe_exe: &Path, root: &Path) -> anyhow::Result<Burst> {
+    let dir = stead.dir("burst");
+    stead.status(&dir, &[])?;
+    let out = root.join("burst.probe");
+    let mut file = String::new();
+    for i in 0..BURST {
+        let _ = writeln!(
+            file,
+            "[[job]]\nname = \"b{i:04}\"\ncron = \"* * * * *\"\ntz = \"UTC\"\ncommand = [{:?}, {:?}]\n",
+            probe_exe.display().to_string(),
+            out.display().to_string()
+        );
+    }
+    let jobs = root.join("burst.toml");
+    std::fs::write(&jobs, file)?;
+    stead.call(&dir, &["apply", jobs.to_str().context("UTF-8 path")?])?;
+    let minute = next_minute(Duration::from_secs(5));
+    wait_until_nanos(minute);
+    let scheduled = jiff::Timestamp::from_nanosecond(minute)?;
+    let samples = poll(
+        Duration::from_secs(60),
+        || format!("not every one of the {BURST} fires at the minute reached the probe"),
+        || {
+            let at_minute: Vec<_> = probe::read(&out)?
+                .into_iter()
+                .filter(|s| s.scheduled_at == Some(scheduled))
+                .collect();
+            Ok((at_minute.len() == BURST).then_some(at_minute))
+        },
+    )?;
+    // Nothing more fires: an empty file pruned.
+    let none = root.join("none.toml");
+    std::fs::write(&none, "")?;
+    stead.call(
+        &dir,
+        &["apply", "--prune", none.to_str().context("UTF-8 path")?],
+    )?;
+    stead.stop(&dir)?;
+    Ok(Burst::of(&samples, minute))
+}
+
+/// Kills cron and removes its crontab when the figure ends, however it ends.
+struct CronGuard(Child);
+
+impl Drop for CronGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(CRON_FILE);
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The same burst under Debian's cron: [`BURST`] entries `* * * * *` in a crontab of
+/// `/etc/cron.d`, cron started in the foreground; `None` without cron or root.
+fn burst_cron(probe_exe: &Path, root: &Path) -> anyhow::Result<Option<Burst>> {
+    let cron = PathBuf::from("/usr/sbin/cron");
+    if !cron.is_file() || !Path::new("/etc/cron.d").is_dir() {
+        eprintln!("cron: not found (apt-get install cron; scripts/setup-bench does)");
+        return Ok(None);
+    }
+    if std::process::Command::new("pgrep")
+        .args(["-x", "cron"])
+        .stdout(Stdio::null())
+        .status()?
+        .success()
+    {
+        eprintln!("cron: one already runs here; its burst is not measured beside it");
+        return Ok(None);
+    }
+    let out = root.join("cron.probe");
+    let mut table = String::new();
+    for _ in 0..BURST {
+        let _ = writeln!(
+            table,
+            "* * * * * root {} {}",
+            probe_exe.display(),
+            out.display()
+        );
+    }
+    std::fs::write(CRON_FILE, table).with_context(|| format!("writing {CRON_FILE} (root only)"))?;
+    // Cron reads its tables when it starts and then once a minute: it starts well before
+    // the measured minute.
+    let minute = next_minute(Duration::from_secs(10));
+    let guard = CronGuard(
+        Command::new(&cron)
+            .args(["-f", "-L", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting cron")?,
+    );
+    wait_until_nanos(minute);
+    let samples = poll(
+        Duration::from_secs(60),
+        || format!("not every one of cron's {BURST} entries ran"),
+        || {
+            let at_minute: Vec<_> = probe::read(&out)?
+                .into_iter()
+                .filter(|s| {
+                    let t = s.started.duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128;
+                    t >= minute && t < minute + 60_000_000_000
+                })
+                .collect();
+            Ok((at_minute.len() == BURST).then_some(at_minute))
+        },
+    )?;
+    drop(guard);
+    Ok(Some(Burst::of(&samples, minute)))
+}
+
+/// `n` runs of a job `--concurrency allow -- true`, each POSTed to the HTTP API through
+/// one kept-alive connection as soon as the last was answered; the ends are counted in
+/// the ledger.
+fn http_runs(stead: &Stead, n: usize) -> anyhow::Result<HttpRuns> {
+    let dir = stead.dir("http");
+    stead.call(
+        &dir,
+        &["job", "add", "t", "--concurrency", "allow", "--", "true"],
+    )?;
+    let endpoint = stead.json(&dir, &["dashboard", "--json"])?;
+    let base = endpoint["url"]
+        .as_str()
+        .context("the API's URL")?
+        .to_string();
+    let auth = format!(
+        "Bearer {}",
+        endpoint["token"].as_str().context("the API's token")?
+    );
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_idle_connections(1)
+        .build()
+        .into();
+    let url = format!("{base}/api/jobs/t/run");
+    let mut reader = Backend::Sqlite.reader(&dir)?;
+    let mut per_post = Vec::with_capacity(n);
+    let start = Instant::now();
+    for i in 0..n {
+        let posted = Instant::now();
+        let answer = agent
+            .post(&url)
+            .header("Authorization", &auth)
+            .send_empty()?;
+        if answer.status() != 201 {
+            bail!("POST {i} answered {}", answer.status());
+        }
+        let _ = answer.into_body().read_to_vec()?;
+        per_post.push(posted.elapsed());
+    }
+    let submit = start.elapsed();
+    poll(
+        Duration::from_secs(600),
+        || format!("the {n} runs did not all end"),
+        || Ok((reader.ended()?.0 >= n as u64).then_some(())),
+    )?;
+    let total = start.elapsed();
+    drop(reader);
+    stead.stop(&dir)?;
+    Ok(HttpRuns {
+        runs: n,
+        submit,
+        total,
+        per_post: Stats::of(&per_post),
+    })
+}
+
+pub struct Inputs<'a> {
+    pub stead: &'a Stead,
+    pub pueue: Option<&'a Pueue>,
+    pub probe: &'a Path,
+    pub root: &'a Path,
+    /// A scratch database for the PostgreSQL latency, when a server is there.
+    pub pg_database: Option<String>,
+    pub fires: usize,
+    pub posts: usize,
+    pub warm: usize,
+}
+
+pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
+    let Inputs {
+        stead,
+        pueue,
+        probe,
+        root,
+        pg_database,
+        fires,
+        posts,
+        warm,
+    } = inputs;
+    progress("idle memory beside pueued");
+    let (idle, pueue_idle) = figures::idle(stead, pueue)?;
+    progress("warm status beside pueue status");
+    let warm_stats = figures::warm_stead(stead, warm)?;
+    let pueue_warm = pueue.map(|p| figures::warm_pueue(p, warm)).transpose()?;
+    progress(&format!(
+        "fire -> exec on SQLite: {fires} fires, one a second"
+    ));
+    let latency_sqlite =
+        runs::latency(stead, Backend::Sqlite, probe, &root.join("l.probe"), fires)?;
+    let latency_pg = match &pg_database {
+        Some(db) => {
+            progress(&format!("fire -> exec on PostgreSQL: {fires} fires"));
+            Some(runs::latency(
+                stead,
+                Backend::Postgres(db),
+                probe,
+                &root.join("lpg.probe"),
+                fires,
+            )?)
+        }
+        None => None,
+    };
+    progress(&format!("{BURST} jobs due at one minute (waits for it)"));
+    let burst = burst(stead, probe, root)?;
+    progress(&format!(
+        "{BURST} crontab entries at one minute under cron (waits for it)"
+    ));
+    let cron = burst_cron(probe, root)?;
+    progress(&format!("{posts} runs through one HTTP connection"));
+    let http = http_runs(stead, posts)?;
+    Ok(FloorReport {
+        stead: stead.exe().display().to_string(),
+        latency_sqlite,
+        latency_pg,
+        burst,
+        cron,
+        http,
+        idle,
+        pueue_idle,
+        warm: warm_stats,
+        pueue_warm,
+    })
+}
+
+/// Whether a PostgreSQL server answers for the figure on it.
+pub fn postgres_here() -> bool {
+    pg::server_version(&pg::admin_url()).is_ok()
+}
+
+impl FloorReport {
+    pub fn table(&self) -> String {
+        let mut out = format!("floor ({})\n", self.stead);
+        let l = &self.latency_sqlite.exec;
+        let _ = writeln!(
+            out,
+            "fire -> command running, SQLite        median {:.2} ms, p90 {:.2} ms (n={})",
+            l.median, l.p90, l.n
+        );
+        if let Some(pg) = &self.latency_pg {
+            let p = &pg.exec;
+            let _ = writeln!(
+                out,
+                "fire -> command running, PostgreSQL    median {:.2} ms, p90 {:.2} ms ({:.2}x SQLite)",
+                p.median,
+                p.p90,
+                p.median / l.median
+            );
+        }
+        let b = &self.burst;
+        let _ = writeln!(
+            out,
+            "{BURST} jobs at one minute: started       first {:.0} ms, median {:.0} ms, last {:.0} ms after the minute",
+            b.first, b.median, b.last
+        );
+        match &self.cron {
+            Some(c) => {
+                let _ = writeln!(
+                    out,
+                    "... cron, {BURST} crontab entries        first {:.0} ms, median {:.0} ms, last {:.0} ms after the minute",
+                    c.first, c.median, c.last
+                );
+            }
+            None => out.push_str("... cron: not measured\n"),
+        }
+        let h = &self.http;
+        let _ = writeln!(
+            out,
+            "runs of true through one HTTP connection  {:.0} runs/s ({} runs: posted in {:.2} s, all ended in {:.2} s; a POST median {:.2} ms)",
+            h.per_second(),
+            h.runs,
+            h.submit.as_secs_f64(),
+            h.total.as_secs_f64(),
+            h.per_post.median
+        );
+        let mib = |idle: &Idle| idle.after_calls.0;
+        match &self.pueue_idle {
+            Some(p) => {
+                let _ = writeln!(
+                    out,
+                    "idle resident memory                      stead {:.1} MiB, pueued {:.1} MiB ({:.2}x)",
+                    mib(&self.idle),
+                    mib(p),
+                    mib(&self.idle) / mib(p)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "idle resident memory                      stead {:.1} MiB (pueue not found)",
+                    mib(&self.idle)
+                );
+            }
+        }
+        match &self.pueue_warm {
+            Some(p) => {
+                let _ = writeln!(
+                    out,
+                    "warm status, whole processes              stead {:.2} ms, pueue {:.2} ms ({:.2}x)",
+                    self.warm.median,
+                    p.median,
+                    self.warm.median / p.median
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "warm status, whole processes              stead {:.2} ms (pueue not found)",
+                    self.warm.median
+                );
+            }
+        }
+        out
+    }
+
+    pub fn json(&self) -> Value {
+        json!({
+            "stead": self.stead,
+            "fire_to_exec_sqlite_ms": stats(&self.latency_sqlite.exec),
+            "fire_to_exec_postgres_ms": self.latency_pg.as_ref().map(|l| stats(&l.exec)),
+            "burst": self.burst.json(),
+            "burst_cron": self.cron.as_ref().map(Burst::json),
+            "http_runs_per_second": self.http.per_second(),
+            "http_post_ms": stats(&self.http.per_post),
+            "idle_rss_mib": self.idle.after_calls.0,
+            "pueued_idle_rss_mib": self.pueue_idle.as_ref().map(|p| p.after_calls.0),
+            "warm_status_ms": stats(&self.warm),
+            "pueue_warm_status_ms": self.pueue_warm.as_ref().map(stats),
+        })
+    }
+}

@@ -1,0 +1,294 @@
+//! The spawner: a small process each server starts once (`stead spawner`, a hidden
+//! subcommand), which forks a run's monitor on request. A monitor so made skips what an
+//! exec of the whole binary costs (loading and relocating it, the runtime's start, the
+//! argument parser): it is a copy of a process that is already up, and runs
+//! [`run_start`](crate::run_start) at once.
+//!
+//! The spawner is single-threaded, so forking it is safe, and it does nothing but wait
+//! on its control socket: a `SOCK_SEQPACKET` pair whose other end the server holds.
+//! One request is one message: a [`MonitorStart`] as JSON, with one descriptor attached,
+//! the write end of the pipe the server reads the monitor's start and end from (the
+//! monitor's stdout). The answer is one message: `+` and the monitor's pid (4 bytes,
+//! little-endian) with a pidfd of it attached, or `-` and why it could not fork. The
+//! pidfd is opened before the spawner reaps the monitor (a pid is not reused while its
+//! zombie is unreaped), so the server watches the very process it asked for. Monitors
+//! that exit are reaped as SIGCHLD interrupts the wait for the next request. When the
+//! server's end closes, the spawner exits; its monitors live on, as every monitor
+//! outlives its server.
+//!
+//! A monitor forked here is a session leader of its own with stdin and stderr on
+//! `/dev/null`, as an exec'd one is, and its command line reads `stead --state-dir DIR
+//! monitor` (the spawner's last word is rewritten in place), so `ps` and whoever looks
+//! for a state directory's monitors see what they always saw.
+
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::time::Duration;
+
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+};
+use stead_core::runs::MonitorStart;
+
+/// The largest request: a plan is bounded well below it (a job's fields and a run's
+/// parameters have limits of their own); a larger one is started by exec instead.
+pub const MAX_REQUEST: usize = 1 << 20;
+
+/// The word of the spawner's command line that a forked monitor's reads `monitor`.
+pub const SUBCOMMAND: &str = "spawner";
+
+/// A control socket pair: the server's end and the spawner's (its stdin).
+pub fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let (server, spawner) = rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )?;
+    for fd in [&server, &spawner] {
+        rustix::net::sockopt::set_socket_send_buffer_size(fd, MAX_REQUEST + 4096)?;
+        rustix::net::sockopt::set_socket_recv_buffer_size(fd, MAX_REQUEST + 4096)?;
+    }
+    Ok((server, spawner))
+}
+
+/// A monitor the spawner forked: its pid, and a pidfd opened while it could not yet be
+/// reaped.
+pub struct Forked {
+    pub pid: u32,
+    pub pidfd: OwnedFd,
+}
+
+/// The server's half: asks the spawner at `control` to fork a monitor for `start`, whose
+/// stdout is `stdout`. Waits at most `patience` for the answer.
+pub fn request(
+    control: BorrowedFd<'_>,
+    start: &[u8],
+    stdout: BorrowedFd<'_>,
+    patience: Duration,
+) -> io::Result<Forked> {
+    if start.len() > MAX_REQUEST {
+        return Err(io::Error::other("the plan is too large for the spawner"));
+    }
+    let fds = [stdout];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control_msg = SendAncillaryBuffer::new(&mut space);
+    control_msg.push(SendAncillaryMessage::ScmRights(&fds));
+    rustix::net::sendmsg(
+        control,
+        &[IoSlice::new(start)],
+        &mut control_msg,
+        SendFlags::NOSIGNAL,
+    )?;
+    rustix::net::sockopt::set_socket_timeout(
+        control,
+        rustix::net::sockopt::Timeout::Recv,
+        Some(patience),
+    )?;
+    let mut answer = [0u8; 512];
+    let (got, pidfd) = receive(control, &mut answer)?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "the spawner is gone"))?;
+    match (&answer[..got], pidfd) {
+        ([b'+', pid @ ..], Some(pidfd)) if pid.len() == 4 => Ok(Forked {
+            pid: u32::from_le_bytes(pid.try_into().expect("four bytes")),
+            pidfd,
+        }),
+        ([b'-', why @ ..], _) => Err(io::Error::other(String::from_utf8_lossy(why).into_owned())),
+        _ => Err(io::Error::other("the spawner answered nonsense")),
+    }
+}
+
+/// The spawner's main loop, on the control socket it was given as stdin. Exits 0 when
+/// the server's end closes.
+pub fn serve() -> i32 {
+    // SAFETY: fd 0 is this process's stdin, the control socket its server handed it;
+    // nothing else owns it.
+    let control = unsafe { OwnedFd::from_raw_fd(0) };
+    wake_on_child_exit();
+    let mut buffer = vec![0u8; MAX_REQUEST];
+    loop {
+        reap();
+        let (len, stdout) = match receive(control.as_fd(), &mut buffer) {
+            Ok(Some(got)) => got,
+            Ok(None) => return 0,
+            // A monitor exited (SIGCHLD): reaped at the top of the loop.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("stead spawner: {e}");
+                return 1;
+            }
+        };
+        let answer = match (
+            serde_json::from_slice::<MonitorStart>(&buffer[..len]),
+            stdout,
+        ) {
+            (Ok(start), Some(stdout)) => fork_monitor(&control, start, stdout),
+            (Err(e), _) => Err(format!("an unreadable plan: {e}")),
+            (_, None) => Err("no descriptor came with the plan".to_string()),
+        };
+        let sent = match answer {
+            Ok(forked) => {
+                let reply = [&[b'+'][..], &forked.pid.to_le_bytes()].concat();
+                let fds = [forked.pidfd.as_fd()];
+                let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+                let mut ancillary = SendAncillaryBuffer::new(&mut space);
+                ancillary.push(SendAncillaryMessage::ScmRights(&fds));
+                rustix::net::sendmsg(
+                    &control,
+                    &[IoSlice::new(&reply)],
+                    &mut ancillary,
+                    SendFlags::NOSIGNAL,
+                )
+            }
+            Err(why) => {
+                let reply = [&[b'-'][..], why.as_bytes()].concat();
+                rustix::net::send(&control, &reply, SendFlags::NOSIGNAL)
+            }
+        };
+        if sent.is_err() {
+            // The server is gone: so is the reason to be here.
+            return 0;
+        }
+    }
+}
+
+/// A SIGCHLD handler that does nothing but interrupt the wait for a request (no
+/// `SA_RESTART`), so exited monitors are reaped soon.
+fn wake_on_child_exit() {
+    extern "C" fn interrupt(_: libc::c_int) {}
+    // SAFETY: installs a handler that touches nothing, before any thread exists.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = interrupt as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        action.sa_flags = libc::SA_NOCLDSTOP;
+        libc::sigaction(libc::SIGCHLD, &action, std::ptr::null_mut());
+    }
+}
+
+/// Reaps every monitor that has exited.
+fn reap() {
+    // SAFETY: waitpid on this process's own children, without blocking.
+    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+}
+
+/// One request: its length in `buffer` and the descriptor that came with it; `None` at
+/// the end (the server's end closed).
+fn receive(
+    control: BorrowedFd<'_>,
+    buffer: &mut [u8],
+) -> io::Result<Option<(usize, Option<OwnedFd>)>> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut ancillary = RecvAncillaryBuffer::new(&mut space);
+    let got = rustix::net::recvmsg(
+        control,
+        &mut [IoSliceMut::new(buffer)],
+        &mut ancillary,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    let mut fd = None;
+    for message in ancillary.drain() {
+        if let RecvAncillaryMessage::ScmRights(fds) = message {
+            // Any beyond the first is dropped, and so closed.
+            for received in fds {
+                fd.get_or_insert(received);
+            }
+        }
+    }
+    if got.bytes == 0 && fd.is_none() {
+        return Ok(None);
+    }
+    if got.flags.contains(rustix::net::ReturnFlags::TRUNC) {
+        return Err(io::Error::other("a request larger than the spawner takes"));
+    }
+    Ok(Some((got.bytes, fd)))
+}
+
+/// Forks a monitor for `start` with `stdout` as its stdout.
+fn fork_monitor(control: &OwnedFd, start: MonitorStart, stdout: OwnedFd) -> Result<Forked, String> {
+    // SAFETY: this process has one thread, so the child is a whole copy of it and may
+    // run anything.
+    match unsafe { libc::fork() } {
+        -1 => Err(format!("fork: {}", io::Error::last_os_error())),
+        0 => {
+            become_monitor(std::os::fd::AsRawFd::as_raw_fd(control), stdout);
+            std::process::exit(crate::run_start(&start));
+        }
+        pid => {
+            // Opened before the next reap: the pid is the monitor's (or its zombie's).
+            let pidfd = rustix::process::Pid::from_raw(pid)
+                .ok_or_else(|| "fork answered pid 0".to_string())
+                .and_then(|p| {
+                    rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
+                        .map_err(|e| format!("pidfd_open: {e}"))
+                })?;
+            Ok(Forked {
+                pid: pid as u32,
+                pidfd,
+            })
+        }
+    }
+}
+
+/// In the forked child: what an exec'd monitor starts with (a session of its own,
+/// stdin and stderr on `/dev/null`, stdout the server's pipe), then its name.
+fn become_monitor(control: std::os::fd::RawFd, stdout: OwnedFd) {
+    use std::os::fd::IntoRawFd;
+    let stdout = stdout.into_raw_fd();
+    // SAFETY: plain system calls on this process's own descriptors and dispositions, in
+    // a process with one thread. The control socket is stdin (fd 0): /dev/null takes its
+    // place, and the other two are moved onto 1 and 2.
+    unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        libc::close(control);
+        libc::setsid();
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        libc::dup2(stdout, 1);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 2);
+        }
+        for fd in [stdout, null] {
+            if fd > 2 {
+                libc::close(fd);
+            }
+        }
+    }
+    rename_in_command_line(SUBCOMMAND.as_bytes(), b"monitor");
+}
+
+/// Rewrites the last occurrence of `from` in this process's command line as `to` (of the
+/// same length), in the memory the kernel shows as `/proc/self/cmdline`.
+fn rename_in_command_line(from: &[u8], to: &[u8]) {
+    debug_assert_eq!(from.len(), to.len());
+    #[cfg(target_os = "linux")]
+    {
+        // arg_start and arg_end: fields 48 and 49 of /proc/self/stat, counted after the
+        // command name's closing parenthesis from field 3.
+        let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+            return;
+        };
+        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+            return;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let (Some(start), Some(end)) = (
+            fields.get(48 - 3).and_then(|f| f.parse::<usize>().ok()),
+            fields.get(49 - 3).and_then(|f| f.parse::<usize>().ok()),
+        ) else {
+            return;
+        };
+        if end <= start || end - start > 1 << 20 {
+            return;
+        }
+        // SAFETY: [arg_start, arg_end) is this process's own argument area, mapped
+        // writable on its stack, which nothing else of this process reads now (std keeps
+        // a copy of the arguments).
+        let args = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, end - start) };
+        if let Some(at) = args.windows(from.len()).rposition(|w| w == from) {
+            args[at..at + to.len()].copy_from_slice(to);
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The fire path's shortcuts keep every rule: fires admitted ahead of their instant,
+//! monitors forked by the spawner, marks and ends written together. A crash between a
+//! fire's commit and its command (the server, or the server with the fire's monitor,
+//! SIGKILLed while the fire waits for its instant) and a burst cut by SIGKILL leave each
+//! fire recorded once, run at most once, and none lost.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::harness::{
+    StateDir, add_job, fire_times, json, ms_of, now_ms, run_of, runs_of, signal, text, wait_status,
+    wait_until, wait_until_within,
+};
+
+/// The run ids the jobs' commands wrote, each once per time it ran.
+fn ran(file: &Path) -> BTreeMap<i64, usize> {
+    let mut counts = BTreeMap::new();
+    for line in std::fs::read_to_string(file).unwrap_or_default().lines() {
+        *counts
+            .entry(line.trim().parse::<i64>().unwrap())
+            .or_default() += 1;
+    }
+    counts
+}
+
+/// A script that writes its run's id to `file`.
+fn writes_its_id(file: &Path) -> String {
+    format!("echo \"$STEAD_RUN_ID\" >> {}", file.display())
+}
+
+/// Every run of this directory, of every job, the skipped fires among them.
+fn all_runs(dir: &StateDir) -> Vec<Value> {
+    json(dir, &["runs", "--limit", "5000"])
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn in_flight(runs: &[Value]) -> bool {
+    runs.iter()
+        .any(|r| r["status"] == "queued" || r["status"] == "running")
+}
+
+#[test]
+fn a_burst_cut_by_sigkill_runs_every_fire_once_and_loses_none() {
+    let dir = StateDir::new();
+    let file = dir.root().join("ran");
+    let mut jobs = String::new();
+    for i in 0..20 {
+        let _ = writeln!(
+            jobs,
+            "[[job]]\nname = \"b{i:02}\"\nevery = \"1s\"\nconcurrency = \"allow\"\n\
+             shell = true\ncommand = [{:?}]\n",
+            writes_its_id(&file)
+        );
+    }
+    let apply = dir.root().join("burst.toml");
+    std::fs::write(&apply, jobs).unwrap();
+    json(&dir, &["apply", apply.to_str().unwrap()]);
+    wait_until("the first fires ran", || ran(&file).len() >= 20);
+    // Cut in the middle of the bursts: fires are admitted, staged and marked meanwhile.
+    for pid in dir.server_pids() {
+        signal(pid, libc::SIGKILL);
+    }
+    let killed_at = now_ms();
+    wait_until("two fire times pass while the server is dead", || {
+        now_ms() > killed_at + 2_000
+    });
+    dir.status();
+    let restarted_at = now_ms();
+    wait_until_within(
+        "fires run again after the restart",
+        Duration::from_secs(60),
+        || {
+            all_runs(&dir).iter().any(|r| {
+                r["status"] == "succeeded"
+                    && ms_of(r["scheduled_at"].as_str().unwrap_or("1970-01-01T00:00:00Z"))
+                        > restarted_at + 1_000
+            })
+        },
+    );
+    // No more fires.
+    for i in 0..20 {
+        json(&dir, &["job", "disable", &format!("b{i:02}")]);
+    }
+    let mut runs = Vec::new();
+    wait_until_within("every run settled", Duration::from_secs(60), || {
+        runs = all_runs(&dir);
+        !in_flight(&runs)
+    });
+
+    let counts = ran(&file);
+    let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "runs whose command ran twice: {twice:?}");
+    let by_id: BTreeMap<i64, &Value> = runs
+        .iter()
+        .map(|r| (r["id"].as_i64().unwrap(), r))
+        .collect();
+    for id in counts.keys() {
+        let run = by_id
+            .get(id)
+            .unwrap_or_else(|| panic!("run {id} ran but is not on the ledger"));
+        assert_ne!(run["status"], "skipped", "{run}");
+    }
+    for run in &runs {
+        let id = run["id"].as_i64().unwrap();
+        match run["status"].as_str().unwrap() {
+            // A success ran its command, once.
+            "succeeded" => assert_eq!(counts.get(&id), Some(&1), "{run}"),
+            // Cut: by the kill, never called a failure; what a cut one owes is settled.
+            "interrupted" | "skipped" => {}
+            other => panic!("a run ended {other}: {run}"),
+        }
+    }
+    // Every second from each job's first fire to its last is on the ledger, once.
+    for i in 0..20 {
+        let job = format!("b{i:02}");
+        let fires: Vec<Value> = runs_of(&dir, &job)
+            .into_iter()
+            .filter(|r| r["trigger"] != "resume")
+            .collect();
+        let times = fire_times(&fires);
+        for pair in times.windows(2) {
+            assert_eq!(
+                pair[1] - pair[0],
+                1_000,
+                "{job}: a fire is missing: {fires:?}"
+            );
+        }
+    }
+}
+
+/// A job firing every 4 s whose fires are admitted 2 s ahead; answers the first fire
+/// seen admitted whose instant is at least `ahead_ms` away (a `queued` row).
+fn a_fire_waiting_for_its_instant(dir: &StateDir, file: &Path, ahead_ms: i64) -> Value {
+    add_job(dir, "ahead", &["--every", "4s"], &writes_its_id(file));
+    let mut ahead = Value::Null;
+    wait_until_within(
+        "a fire admitted ahead of its instant",
+        Duration::from_secs(30),
+        || {
+            ahead = runs_of(dir, "ahead")
+                .into_iter()
+                .find(|r| {
+                    r["status"] == "queued"
+                        && ms_of(r["scheduled_at"].as_str().unwrap()) > now_ms() + ahead_ms
+                })
+                .unwrap_or(Value::Null);
+            !ahead.is_null()
+        },
+    );
+    ahead
+}
+
+fn ahead_of_time() -> StateDir {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_FIRE_LEAD_MS", "2000");
+    dir
+}
+
+#[test]
+fn a_fire_admitted_ahead_runs_once_on_its_instant_when_its_server_is_killed_first() {
+    let dir = ahead_of_time();
+    let file = dir.root().join("ran");
+    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 300);
+    let id = ahead["id"].as_i64().unwrap();
+    let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
+    for pid in dir.server_pids() {
+        signal(pid, libc::SIGKILL);
+    }
+    // Its monitor, already waiting, starts it on its instant with no server to ask.
+    wait_until("the fire ran without its server", || {
+        ran(&file).contains_key(&id)
+    });
+    let run = run_of(&dir, id);
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert!(
+        ms_of(run["started_at"].as_str().unwrap()) >= instant,
+        "{run}"
+    );
+    json(&dir, &["job", "disable", "ahead"]);
+    wait_until("nothing in flight", || !in_flight(&runs_of(&dir, "ahead")));
+    let counts = ran(&file);
+    assert!(counts.values().all(|n| *n == 1), "{counts:?}");
+    fire_times(&runs_of(&dir, "ahead"));
+}
+
+#[test]
+fn a_server_restarted_before_a_fire_admitted_ahead_leaves_it_to_its_monitor() {
+    let dir = ahead_of_time();
+    let file = dir.root().join("ran");
+    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 1_200);
+    let id = ahead["id"].as_i64().unwrap();
+    let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
+    for pid in dir.server_pids() {
+        signal(pid, libc::SIGKILL);
+    }
+    dir.status();
+    assert!(
+        now_ms() < instant,
+        "the new server should have started before the fire's instant"
+    );
+    // Not cut at the new server's reconcile: its monitor marks and runs it.
+    let run = wait_status(&dir, id, "succeeded");
+    assert!(run["monitor_pid"].is_u64(), "{run}");
+    json(&dir, &["job", "disable", "ahead"]);
+    wait_until("nothing in flight", || !in_flight(&runs_of(&dir, "ahead")));
+    let counts = ran(&file);
+    assert_eq!(counts.get(&id), Some(&1), "{counts:?}");
+    assert!(counts.values().all(|n| *n == 1), "{counts:?}");
+}
+
+#[test]
+fn a_fire_admitted_ahead_whose_monitor_dies_with_its_server_is_cut_and_never_run_twice() {
+    let dir = ahead_of_time();
+    let file = dir.root().join("ran");
+    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 300);
+    let id = ahead["id"].as_i64().unwrap();
+    // The whole host's stead at once: server, spawner, monitors.
+    for pid in dir.server_pids() {
+        signal(pid, libc::SIGKILL);
+    }
+    for pid in dir.monitor_pids() {
+        signal(pid, libc::SIGKILL);
+    }
+    let run = {
+        let mut run = Value::Null;
+        wait_until("the restarted server settles the cut fire", || {
+            run = run_of(&dir, id);
+            run["status"] != "queued"
+        });
+        run
+    };
+    assert_eq!(run["status"], "interrupted", "{run}");
+    json(&dir, &["job", "disable", "ahead"]);
+    let mut runs = Vec::new();
+    wait_until_within("nothing in flight", Duration::from_secs(30), || {
+        runs = runs_of(&dir, "ahead");
+        !in_flight(&runs)
+            && runs
+                .iter()
+                .all(|r| r["status"] != "interrupted" || !r["resolution"].is_null())
+    });
+    let counts = ran(&file);
+    assert!(!counts.contains_key(&id), "the cut fire ran: {counts:?}");
+    assert!(counts.values().all(|n| *n == 1), "{counts:?}");
+    // Its resume, if its debt was paid so, ran once as a run of its own.
+    for resume in runs.iter().filter(|r| r["parent_id"] == id) {
+        assert_eq!(resume["trigger"], "resume", "{resume}");
+    }
+    fire_times(
+        &runs
+            .iter()
+            .filter(|r| r["trigger"] != "resume")
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+}
+
+#[test]
+fn a_killed_spawner_costs_no_run_and_is_replaced() {
+    let dir = StateDir::new();
+    add_job(&dir, "now", &[], "echo ran");
+    let wait = |dir: &StateDir| {
+        let out = dir.run(&["run", "now", "--wait", "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(run["status"], "succeeded", "{run}");
+    };
+    wait(&dir);
+    let first = dir.spawner_pids();
+    assert_eq!(
+        first.len(),
+        1,
+        "one spawner serves the directory: {first:?}"
+    );
+    signal(first[0], libc::SIGKILL);
+    // The run asked of the dead spawner is started by exec instead.
+    wait(&dir);
+    wait(&dir);
+    let next = dir.spawner_pids();
+    assert_eq!(next.len(), 1, "{next:?}");
+    assert_ne!(next, first);
+}
