@@ -11,7 +11,7 @@
 //! server marked running into one this monitor thinks it may not start.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -108,11 +108,17 @@ impl SharedLedger {
         }
     }
 
-    fn ask<M: Method>(&self, params: &M::Params) -> Asked<M::Output> {
+    /// The connection to the server, opened when there is none.
+    fn connection(&self) -> MutexGuard<'_, Option<Connection>> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         if conn.is_none() {
             *conn = Connection::open(&self.socket, self.patience).ok();
         }
+        conn
+    }
+
+    fn ask<M: Method>(&self, params: &M::Params) -> Asked<M::Output> {
+        let mut conn = self.connection();
         let Some(open) = conn.as_mut() else {
             return Asked::Unreachable;
         };
@@ -144,6 +150,12 @@ impl SharedLedger {
 }
 
 impl RunRecorder for Ledger {
+    fn prepare(&self) {
+        if let Ledger::Shared(shared) = self {
+            drop(shared.connection());
+        }
+    }
+
     fn mark_running(
         &self,
         run_id: i64,

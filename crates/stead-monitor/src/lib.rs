@@ -203,7 +203,10 @@ fn run_watched(
             return Outcome::NoIdentity(e);
         }
     };
-    // Ready before a fire admitted ahead of its time: the command starts on the instant.
+    // Everything that can be made ready is made ready before a fire admitted ahead of
+    // its time, so the command starts on the instant: the log, the way to the ledger.
+    let session = Session::open(plan, signals, keep_free);
+    recorder.prepare();
     wait_for(plan.not_before.map(|at| at.timestamp()));
     let marked = with_retry(|| {
         recorder.mark_running(plan.run_id, std::process::id(), &me, Timestamp::now())
@@ -216,7 +219,7 @@ fn run_watched(
             return Outcome::Unrecorded { end: None, error };
         }
     }
-    let (chained, session) = match Session::open(plan, signals, keep_free) {
+    let (chained, session) = match session {
         Ok(mut session) => (session.execute(plan, recorder, watch), Some(session)),
         Err(end) => (Chained { end, halted: None }, None),
     };

@@ -37,6 +37,10 @@ pub trait RunRecorder {
     /// then is the restart's doing, and no alternative is dialled into it.
     fn restarting_service(&self, run_id: i64) -> Result<Option<String>, StoreError>;
 
+    /// Gets ready for the first write (a connection opened ahead of it), so that a run
+    /// marked on its instant pays for nothing but the write. Nothing by default.
+    fn prepare(&self) {}
+
     /// [`mark_running`](Self::mark_running) for each of `marks`, answered in order: in one
     /// transaction on the ledger, so a burst of starts costs one commit.
     fn mark_running_all(&self, marks: &[Mark]) -> Vec<Result<bool, StoreError>> {
