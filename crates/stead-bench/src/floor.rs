@@ -26,13 +26,17 @@ use crate::figures::{self, Idle, Stats};
 use crate::ledger::Backend;
 use crate::pueue::Pueue;
 use crate::report::stats;
-use crate::runs::{self, Latency, poll};
+use crate::runs::{self, Latency, poll, poll_every};
 use crate::stead::Stead;
 use crate::{pg, probe, progress};
 
 /// Jobs (and crontab entries) due at the same minute in the burst figure.
 pub const BURST: usize = 1000;
 /// Where the burst's crontab goes while cron runs it (removed after).
+/// How often the burst figures look whether every fire has reached the probe: the lags
+/// are the probes' own timestamps, and reading a growing file every few milliseconds
+/// would take CPU from the thousand processes being measured.
+const BURST_POLL: Duration = Duration::from_millis(250);
 const CRON_FILE: &str = "/etc/cron.d/stead-bench-burst";
 
 /// How a burst went: lags from the minute, in milliseconds.
@@ -143,7 +147,8 @@ fn burst(stead: &Stead, probe_exe: &Path, root: &Path) -> anyhow::Result<Burst> 
     let minute = next_minute(Duration::from_secs(5));
     wait_until_nanos(minute);
     let scheduled = jiff::Timestamp::from_nanosecond(minute)?;
-    let samples = poll(
+    let samples = poll_every(
+        BURST_POLL,
         Duration::from_secs(60),
         || format!("not every one of the {BURST} fires at the minute reached the probe"),
         || {
@@ -217,7 +222,8 @@ fn burst_cron(probe_exe: &Path, root: &Path) -> anyhow::Result<Option<Burst>> {
             .context("starting cron")?,
     );
     wait_until_nanos(minute);
-    let samples = poll(
+    let samples = poll_every(
+        BURST_POLL,
         Duration::from_secs(60),
         || format!("not every one of cron's {BURST} entries ran"),
         || {

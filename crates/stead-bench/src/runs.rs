@@ -41,6 +41,17 @@ pub const MONITOR_TARGET_MIB: f64 = 2.0;
 pub fn poll<T>(
     limit: Duration,
     what: impl Fn() -> String,
+    f: impl FnMut() -> anyhow::Result<Option<T>>,
+) -> anyhow::Result<T> {
+    poll_every(POLL, limit, what, f)
+}
+
+/// [`poll`] every `every`: for figures the probes' own timestamps make, where a bench
+/// looking often would only take CPU from what it measures.
+pub fn poll_every<T>(
+    every: Duration,
+    limit: Duration,
+    what: impl Fn() -> String,
     mut f: impl FnMut() -> anyhow::Result<Option<T>>,
 ) -> anyhow::Result<T> {
     let deadline = Instant::now() + limit;
@@ -51,7 +62,7 @@ pub fn poll<T>(
         if Instant::now() >= deadline {
             bail!("{} after {} s", what(), limit.as_secs());
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(every);
     }
 }
 
