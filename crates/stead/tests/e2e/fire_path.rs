@@ -193,7 +193,7 @@ fn a_fire_admitted_ahead_runs_once_on_its_instant_when_its_server_is_killed_firs
 fn a_server_restarted_before_a_fire_admitted_ahead_leaves_it_to_its_monitor() {
     let dir = ahead_of_time();
     let file = dir.root().join("ran");
-    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 1_200);
+    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 1_500);
     let id = ahead["id"].as_i64().unwrap();
     let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
     for pid in dir.server_pids() {
