@@ -355,6 +355,9 @@ pub fn monitor_of(run: &Value) -> u32 {
 pub fn kill_monitor_and_group(monitor: u32) {
     let children = std::fs::read_to_string(format!("/proc/{monitor}/task/{monitor}/children"))
         .unwrap_or_default();
+    // The monitor first: killed after its command, it could still see the command die
+    // and record that end (a failure) before its own SIGKILL lands.
+    signal(monitor, libc::SIGKILL);
     for child in children.split_whitespace() {
         let pgid: i32 = child.parse().unwrap();
         // SAFETY: killpg(2) on the group the monitor created for the command.
@@ -362,7 +365,6 @@ pub fn kill_monitor_and_group(monitor: u32) {
             libc::kill(-pgid, libc::SIGKILL);
         }
     }
-    signal(monitor, libc::SIGKILL);
 }
 
 pub fn is_alive(pid: u32) -> bool {
