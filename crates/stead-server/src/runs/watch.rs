@@ -8,7 +8,7 @@ use stead_core::identity::{self, StartIdentity};
 use stead_core::runs::RunEnd;
 use stead_protocol::RunStatus;
 use tokio::io::AsyncReadExt;
-use tracing::{error, warn};
+use tracing::{error, info, warn};
 
 use crate::ledger::blocking;
 use crate::shared::Shared;
@@ -57,13 +57,29 @@ pub fn watch_monitor(
             () = shared.stop.cancelled() => return,
         };
         let epoch = shared.epoch();
+        let machine = shared.world.machine_id.clone();
         // The run as it ended, settled here if the monitor could not record it.
         let ended = blocking(&shared, move |s| {
             let Some(run) = s.world.store.run_get(run_id)? else {
-                return Ok(None);
+                return Ok(Exited::Gone);
             };
             if run.status.is_terminal() {
-                return Ok(Some((run.status, false)));
+                return Ok(Exited::Ended(run.status, false));
+            }
+            if run.monitor_pid.is_some_and(|marked| marked != pid) {
+                // Another monitor marked it: one the spawner forked after this server
+                // gave up on its answer and started this one instead, which then found
+                // the run taken. That one is the run's, and is watched in its place.
+                let other = s
+                    .world
+                    .store
+                    .runs_active(&machine)?
+                    .into_iter()
+                    .find(|r| r.id == run_id)
+                    .and_then(|r| r.monitor);
+                if let Some((other, identity)) = other {
+                    return Ok(Exited::NotTheRuns(other, identity));
+                }
             }
             let end = RunEnd::with_reason(
                 RunStatus::Interrupted,
@@ -71,12 +87,12 @@ pub fn watch_monitor(
                 s.world.clock.now(),
             );
             let settled = s.world.store.run_settle(run_id, &end, epoch)?;
-            Ok(Some((RunStatus::Interrupted, settled)))
+            Ok(Exited::Ended(RunStatus::Interrupted, settled))
         })
         .await;
-        let settled_here = matches!(ended, Ok(Some((_, true))));
+        let settled_here = matches!(ended, Ok(Exited::Ended(_, true)));
         match ended {
-            Ok(Some((status, settled))) => {
+            Ok(Exited::Ended(status, settled)) => {
                 if settled {
                     warn!(
                         run = run_id,
@@ -88,7 +104,17 @@ pub fn watch_monitor(
                     shared.runs_cut.notify_one();
                 }
             }
-            Ok(None) => {}
+            Ok(Exited::NotTheRuns(other, identity)) => {
+                info!(
+                    run = run_id,
+                    pid = other,
+                    "watching the monitor that marked the run"
+                );
+                let watch = ProcessWatch::open(other, Some(&identity));
+                watch_monitor(&shared, run_id, other, watch, None);
+                return;
+            }
+            Ok(Exited::Gone) => {}
             Err(e) => {
                 error!(run = run_id, cause = %e.message, "failed to settle a run after its monitor exited")
             }
@@ -100,6 +126,16 @@ pub fn watch_monitor(
             let _ = shared.run_events.send(run_id);
         }
     });
+}
+
+/// What a watched monitor's exit came to.
+enum Exited {
+    /// The run is not on the ledger (pruned, or another ledger's).
+    Gone,
+    /// The run's end, and whether it was settled here (`interrupted`) for want of one.
+    Ended(RunStatus, bool),
+    /// Another monitor marked the run: it is the run's, and is watched instead.
+    NotTheRuns(u32, StartIdentity),
 }
 
 /// Waits for a process that need not be our child to exit.
