@@ -109,6 +109,7 @@ async fn schedule(
                 coming.push(Coming {
                     job,
                     at,
+                    then: timing.next_after(at),
                     stageable: quiet && stageable(job, at, in_flight),
                 });
             }
@@ -124,11 +125,7 @@ async fn schedule(
                 coming
                     .iter()
                     .filter(|c| staged.contains(&c.job.id))
-                    .filter_map(|c| {
-                        JobTiming::of(&c.job.spec, c.job.anchor)
-                            .ok()?
-                            .next_after(c.at)
-                    }),
+                    .filter_map(|c| c.then),
             )
             .min()
             .map(|at| {
@@ -162,6 +159,8 @@ async fn schedule(
 struct Coming<'a> {
     job: &'a StoredJob,
     at: Timestamp,
+    /// The fire after it, the next to wait for once this one is staged.
+    then: Option<Timestamp>,
     /// It may be admitted ahead of its instant.
     stageable: bool,
 }

@@ -63,9 +63,7 @@ fn a_burst_cut_by_sigkill_runs_every_fire_once_and_loses_none() {
     json(&dir, &["apply", apply.to_str().unwrap()]);
     wait_until("the first fires ran", || ran(&file).len() >= 20);
     // Cut in the middle of the bursts: fires are admitted, staged and marked meanwhile.
-    for pid in dir.server_pids() {
-        signal(pid, libc::SIGKILL);
-    }
+    dir.kill_servers();
     let killed_at = now_ms();
     wait_until("two fire times pass while the server is dead", || {
         now_ms() > killed_at + 2_000
@@ -169,9 +167,7 @@ fn a_fire_admitted_ahead_runs_once_on_its_instant_when_its_server_is_killed_firs
     let ahead = a_fire_waiting_for_its_instant(&dir, &file, 300);
     let id = ahead["id"].as_i64().unwrap();
     let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
-    for pid in dir.server_pids() {
-        signal(pid, libc::SIGKILL);
-    }
+    dir.kill_servers();
     // Its monitor, already waiting, starts it on its instant with no server to ask.
     wait_until("the fire ran without its server", || {
         ran(&file).contains_key(&id)
@@ -196,9 +192,7 @@ fn a_server_restarted_before_a_fire_admitted_ahead_leaves_it_to_its_monitor() {
     let ahead = a_fire_waiting_for_its_instant(&dir, &file, 1_500);
     let id = ahead["id"].as_i64().unwrap();
     let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
-    for pid in dir.server_pids() {
-        signal(pid, libc::SIGKILL);
-    }
+    dir.kill_servers();
     dir.status();
     assert!(
         now_ms() < instant,
@@ -221,9 +215,7 @@ fn a_fire_admitted_ahead_whose_monitor_dies_with_its_server_is_cut_and_never_run
     let ahead = a_fire_waiting_for_its_instant(&dir, &file, 300);
     let id = ahead["id"].as_i64().unwrap();
     // The whole host's stead at once: server, spawner, monitors.
-    for pid in dir.server_pids() {
-        signal(pid, libc::SIGKILL);
-    }
+    dir.kill_servers();
     for pid in dir.monitor_pids() {
         signal(pid, libc::SIGKILL);
     }

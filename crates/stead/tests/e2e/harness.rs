@@ -248,6 +248,13 @@ impl StateDir {
         self.pids_of("monitor")
     }
 
+    /// SIGKILLs this directory's servers: a crash (their monitors live on).
+    pub fn kill_servers(&self) {
+        for pid in self.server_pids() {
+            signal(pid, libc::SIGKILL);
+        }
+    }
+
     /// The live spawner of monitors of this directory's server (Linux).
     pub fn spawner_pids(&self) -> Vec<u32> {
         self.pids_of("spawner")
