@@ -243,6 +243,14 @@ fn record_skipped_fires(
     Ok(ids)
 }
 
+/// The fence a new run's admission is written under.
+fn guard_of(new: &NewRun, epoch: i64) -> Guard {
+    match new.fence {
+        stead_core::records::Fence::Host => Guard::Host(epoch),
+        stead_core::records::Fence::Leader => Guard::Leader(epoch),
+    }
+}
+
 impl<B: Backend> RunLedger for B {
     fn runs_waiting(&self, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError> {
         self.read(&mut |tx| tx.runs_waiting(machine_id))
@@ -295,11 +303,9 @@ impl<B: Backend> RunLedger for B {
         plan: PlanFn<'_>,
         epoch: i64,
     ) -> Result<Admission, StoreError> {
-        let guard = match new.fence {
-            stead_core::records::Fence::Host => Guard::Host(epoch),
-            stead_core::records::Fence::Leader => Guard::Leader(epoch),
-        };
-        self.write(guard, &mut |tx| admit(tx, new, log_dir, plan, epoch))
+        self.write(guard_of(new, epoch), &mut |tx| {
+            admit(tx, new, log_dir, plan, epoch)
+        })
     }
 
     fn run_admit_all(
@@ -313,11 +319,7 @@ impl<B: Backend> RunLedger for B {
             return Ok(Vec::new());
         };
         debug_assert!(news.iter().all(|n| n.fence == first.fence));
-        let guard = match first.fence {
-            stead_core::records::Fence::Host => Guard::Host(epoch),
-            stead_core::records::Fence::Leader => Guard::Leader(epoch),
-        };
-        self.write(guard, &mut |tx| {
+        self.write(guard_of(first, epoch), &mut |tx| {
             news.iter()
                 .enumerate()
                 .map(|(i, new)| {
