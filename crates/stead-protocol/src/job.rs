@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// What may run at the same time as an earlier run of the same job that is still going.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Concurrency {
@@ -22,6 +23,7 @@ pub enum Concurrency {
 }
 
 /// What to do with fires missed while stead was stopped or the machine slept.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CatchUp {
@@ -36,6 +38,7 @@ pub enum CatchUp {
 }
 
 /// A job as declared by a person.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobSpec {
@@ -52,7 +55,7 @@ pub struct JobSpec {
     pub every: Option<String>,
     /// The program and its arguments; with `shell`, a single shell script string.
     pub command: Vec<String>,
-    /// Run `command` through `sh -c`.
+    /// Run `command` through `sh -c` (default false).
     #[serde(default, skip_serializing_if = "is_false")]
     pub shell: bool,
     /// Working directory (absolute); the server's own when absent.
@@ -64,9 +67,12 @@ pub struct JobSpec {
     /// The run is terminated (SIGTERM, then SIGKILL) after this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,
+    /// What a fire or run does while an earlier run of the job is still going:
+    /// `forbid` (default: it is recorded `skipped`), `allow` or `replace`.
     #[serde(default, skip_serializing_if = "is_default")]
     pub concurrency: Concurrency,
-    /// A disabled job keeps its definition but never fires; it can still be run by hand.
+    /// A disabled job keeps its definition but never fires; it can still be run by hand
+    /// (default true).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub enabled: bool,
     /// Commands tried in order when the previous one genuinely fails (exits non-zero or
@@ -113,8 +119,8 @@ pub struct JobSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_for: Option<String>,
     /// After a genuine failure (the whole alternatives chain failed), retry up to this
-    /// many times, each a new run with trigger `retry`. A cut run is resumed, never
-    /// retried.
+    /// many times, each a new run with trigger `retry` (default 0). A cut run is
+    /// resumed, never retried.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
     /// The first retry's delay (default `"30s"`); each next one doubles it, up to
@@ -133,6 +139,7 @@ pub struct JobSpec {
 }
 
 /// Where a run cut on a lost host may be resumed.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResumeOn {

@@ -22,6 +22,7 @@ pub enum Trigger {
 
 /// Where a run is in its life: `queued → running → succeeded | failed | cancelled |
 /// interrupted`, or `skipped` straight away. See docs/ledger.md.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {

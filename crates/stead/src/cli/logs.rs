@@ -180,7 +180,7 @@ fn is_monitor(pid: u32) -> bool {
 
 /// Whether a run was claimed by another host of a shared ledger: its log is read from
 /// the ledger, where that host ships it.
-fn elsewhere(machine_id: &str) -> bool {
+pub fn elsewhere(machine_id: &str) -> bool {
     !machine_id.is_empty() && stead_core::machine::machine_id().is_ok_and(|mine| mine != machine_id)
 }
 

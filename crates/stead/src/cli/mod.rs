@@ -14,6 +14,8 @@ mod hosts;
 mod install;
 mod job;
 mod logs;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod monitor;
 mod notify;
 mod output;
@@ -107,6 +109,9 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the man page, or write all of them into a directory (--dir)
     Man(completions::ManArgs),
+    /// Serve stead's tools to an AI agent over the Model Context Protocol (stdio)
+    #[cfg(feature = "mcp")]
+    Mcp(mcp::Args),
     /// Watch one run (started by the server; reads its plan on stdin)
     #[command(hide = true)]
     Monitor,
@@ -161,6 +166,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Uninstall(args) => install::uninstall(dir, args),
         Command::Completions(args) => completions::completions(args),
         Command::Man(args) => completions::man(args),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => mcp::run(dir, args),
         Command::Monitor => Ok(monitor::run()),
         #[cfg(target_os = "linux")]
         Command::Spawner => Ok(stead_monitor::spawner::serve()),
@@ -169,6 +176,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
 
 /// Connects to the state directory's server, starting this very binary's `serve` when
 /// none serves.
-fn connect(client: &Client) -> Result<Connection, ClientError> {
+pub(crate) fn connect(client: &Client) -> Result<Connection, ClientError> {
     client.connect_or_start(&std::env::current_exe()?)
 }

@@ -29,16 +29,16 @@ const OLD_SERVER_EXIT: Duration = Duration::from_secs(15);
 pub struct Args {
     /// The service to restart [default: stead itself]
     #[arg(long, value_name = "NAME")]
-    service: Option<String>,
+    pub service: Option<String>,
     /// Restart without waiting; dependent runs in flight are cut (interrupted, resumed
     /// once the service is ready)
     #[arg(long)]
-    force: bool,
+    pub force: bool,
     /// How long the gate, and then the ready check, may wait
     #[arg(long, value_name = "DURATION", default_value = "30m")]
-    timeout: String,
+    pub timeout: String,
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -48,8 +48,9 @@ struct Phase {
     detail: String,
 }
 
+/// What a restart did, phase by phase: what `stead restart --json` prints.
 #[derive(Debug, Serialize)]
-struct Report {
+pub struct Report {
     service: String,
     restarted: bool,
     phases: Vec<Phase>,
@@ -76,7 +77,13 @@ impl Timer {
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
-    let client = Client::for_state_dir(dir)?;
+    let (report, code) = perform(&Client::for_state_dir(dir)?, &args)?;
+    finish(&args, report, code)
+}
+
+/// The gate, the restart and its proof; answers the report and the exit code (75 when
+/// the gate deferred and nothing was restarted). Progress goes to stderr only.
+pub fn perform(client: &Client, args: &Args) -> anyhow::Result<(Report, i32)> {
     let service = args.service.clone().unwrap_or_else(|| STEAD_SERVICE.into());
     let mut timer = Timer {
         phases: Vec::new(),
@@ -90,7 +97,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         force: args.force,
         json: args.json,
     };
-    let outcome = gate::wait(&client, &gate_args)?;
+    let outcome = gate::wait(client, &gate_args)?;
     let waited = match &outcome {
         GateOutcome::Deferred { readiness, .. } => {
             timer.lap("gate", "deferred: something would still be cut");
@@ -99,17 +106,14 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 "stead restart: deferred: a restart of {service} would still cut {}; nothing was restarted",
                 names.join(", ")
             );
-            return finish(
-                &args,
-                Report {
-                    service,
-                    restarted: false,
-                    phases: timer.phases,
-                    old_server_id: None,
-                    new_server_id: None,
-                },
-                exit::TEMP_FAIL,
-            );
+            let report = Report {
+                service,
+                restarted: false,
+                phases: timer.phases,
+                old_server_id: None,
+                new_server_id: None,
+            };
+            return Ok((report, exit::TEMP_FAIL));
         }
         GateOutcome::Forced { .. } => "forced: not waited for",
         GateOutcome::ServerDown { .. } => "stead is not running",
@@ -117,11 +121,11 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     };
     timer.lap("gate", waited);
     let report = if service == STEAD_SERVICE {
-        restart_stead(&client, service, timer)?
+        restart_stead(client, service, timer)?
     } else {
-        restart_service(&client, &args, service, timer)?
+        restart_service(client, args, service, timer)?
     };
-    finish(&args, report, exit::SUCCESS)
+    Ok((report, exit::SUCCESS))
 }
 
 fn finish(args: &Args, report: Report, code: i32) -> anyhow::Result<i32> {

@@ -7,7 +7,7 @@
 //! written.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use stead_client::{Client, Connection};
 use stead_protocol::{Run, RunParams, RunStatus, exit};
@@ -75,9 +75,9 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         run = if args.follow {
             logs::print(&client, &mut conn, run, true)?
         } else {
-            ended(&client, &mut conn, run)?
+            ended(&client, &mut conn, run, None)?
         };
-        run = settled(&client, &mut conn, run)?;
+        run = settled(&client, &mut conn, run, None)?;
         let Some(next) = run.followed_by else {
             break;
         };
@@ -96,11 +96,20 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     Ok(wait_exit_code(&run))
 }
 
-/// Waits until `run` has really ended: the server may answer a wait before the end (it
-/// bounds how long it holds a call).
-fn ended(client: &Client, conn: &mut Connection, mut run: Run) -> anyhow::Result<Run> {
+/// Waits until `run` has really ended (the server may answer a wait before the end: it
+/// bounds how long it holds a call), or until `deadline` passes: the run as it is then.
+pub fn ended(
+    client: &Client,
+    conn: &mut Connection,
+    mut run: Run,
+    deadline: Option<Instant>,
+) -> anyhow::Result<Run> {
     while !run.status.is_terminal() {
-        run = runs::wait(client, conn, run.id, None)?;
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|left| left.is_zero()) {
+            break;
+        }
+        run = runs::wait(client, conn, run.id, left)?;
     }
     Ok(run)
 }
@@ -108,11 +117,17 @@ fn ended(client: &Client, conn: &mut Connection, mut run: Run) -> anyhow::Result
 /// An ended run once it is known whether another carries it on (`followed_by`): at
 /// once for a failure (its retry is written with it), after the resume delay for a cut
 /// run, whose debt is settled by a resume, a receipt (the run is then closed as
-/// succeeded) or a decision not to resume it.
-fn settled(client: &Client, conn: &mut Connection, mut run: Run) -> anyhow::Result<Run> {
+/// succeeded) or a decision not to resume it; or as it is when `deadline` passes.
+pub fn settled(
+    client: &Client,
+    conn: &mut Connection,
+    mut run: Run,
+    deadline: Option<Instant>,
+) -> anyhow::Result<Run> {
     while run.status == RunStatus::Interrupted
         && run.resolution.is_none()
         && run.followed_by.is_none()
+        && deadline.is_none_or(|d| Instant::now() < d)
     {
         std::thread::sleep(SETTLE_INTERVAL);
         run = match conn.run_get(run.id) {

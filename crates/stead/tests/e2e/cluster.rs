@@ -650,36 +650,6 @@ fn hosts_whose_clocks_are_ten_seconds_off_judge_nobody_lost_and_fire_once() {
     assert!(text.contains("behind the database's"), "{text}");
 }
 
-/// A child process killed and reaped when the test ends, even when it fails.
-struct ChildGuard(std::process::Child);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Runs `cmd` to its end, its output in files (no pipe to fill), killing it and failing
-/// the test if it takes longer than [`PATIENCE`].
-fn within_patience(mut cmd: std::process::Command) -> std::process::Output {
-    let files = tempfile::tempdir().unwrap();
-    let (out, err) = (files.path().join("out"), files.path().join("err"));
-    cmd.stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap());
-    let mut child = ChildGuard(cmd.spawn().unwrap());
-    let mut status = None;
-    wait_until("the command ends", || {
-        status = child.0.try_wait().unwrap();
-        status.is_some()
-    });
-    std::process::Output {
-        status: status.unwrap(),
-        stdout: std::fs::read(&out).unwrap(),
-        stderr: std::fs::read(&err).unwrap(),
-    }
-}
-
 /// `line 000000` to `line 059999`, as `seq -f 'line %06g'` prints them.
 fn numbered_lines(from: usize, to: usize) -> Vec<u8> {
     (from..to)

@@ -197,8 +197,15 @@ impl StateDir {
 
     /// `stead --state-dir DIR ARGS...` with this directory's timings.
     pub fn stead(&self, args: &[&str]) -> Command {
-        let mut cmd = self.command(env!("CARGO_BIN_EXE_stead"));
+        let mut cmd = self.program(env!("CARGO_BIN_EXE_stead"));
         cmd.arg("--state-dir").arg(&self.path).args(args);
+        cmd
+    }
+
+    /// `program` with this directory's environment (its timings; no `STEAD_STATE_DIR`
+    /// or `STEAD_LOG` of the caller's): a program that runs `stead` itself.
+    pub fn program(&self, program: &str) -> Command {
+        let mut cmd = self.command(program);
         cmd.env_remove("STEAD_STATE_DIR").env_remove("STEAD_LOG");
         for (k, v) in &self.env {
             cmd.env(k, v);
@@ -520,4 +527,39 @@ pub fn processes_with(marker: &str) -> usize {
         })
         .filter(|e| is_alive(e.file_name().to_string_lossy().parse().unwrap()))
         .count()
+}
+
+/// A child process killed and reaped when the test ends, even when it fails.
+pub struct ChildGuard(pub std::process::Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `cmd` to its end, its output in files (no pipe to fill), killing it and failing
+/// the test if it takes longer than [`PATIENCE`].
+pub fn within_patience(cmd: std::process::Command) -> std::process::Output {
+    within(cmd, PATIENCE)
+}
+
+/// Runs `cmd` to its end as [`within_patience`] does, with a patience of its own.
+pub fn within(mut cmd: std::process::Command, patience: Duration) -> std::process::Output {
+    let files = tempfile::tempdir().unwrap();
+    let (out, err) = (files.path().join("out"), files.path().join("err"));
+    cmd.stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = ChildGuard(cmd.spawn().unwrap());
+    let mut status = None;
+    wait_until_within("the command ends", patience, || {
+        status = child.0.try_wait().unwrap();
+        status.is_some()
+    });
+    std::process::Output {
+        status: status.unwrap(),
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: std::fs::read(&err).unwrap(),
+    }
 }

@@ -19,6 +19,7 @@ mod harness;
 mod hostile;
 mod http;
 mod lifecycle;
+mod mcp;
 mod notify;
 mod openapi;
 mod params;
