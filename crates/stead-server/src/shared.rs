@@ -117,6 +117,9 @@ pub struct Shared {
     pub ownership: crate::ownership::Ownership,
     /// Held while a prune runs: one at a time.
     pub pruning: tokio::sync::Mutex<()>,
+    /// Monitors being started for runs whose admission was already answered
+    /// (`runs::start_now`): a stopping server lets them finish.
+    pub launches: tokio_util::task::TaskTracker,
 }
 
 impl Shared {
@@ -167,6 +170,7 @@ impl Shared {
             ledger_clock,
             ownership: Default::default(),
             pruning: tokio::sync::Mutex::new(()),
+            launches: tokio_util::task::TaskTracker::new(),
         }
     }
 

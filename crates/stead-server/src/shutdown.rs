@@ -35,10 +35,12 @@ pub async fn run(shared: &Arc<Shared>, tracker: &TaskTracker) -> StopReason {
     shared.phase.send_replace(Phase::Released);
     info!("released the socket, lease and lock file; draining open requests");
     tracker.close();
-    if tokio::time::timeout(DRAIN_GRACE, tracker.wait())
-        .await
-        .is_err()
-    {
+    shared.launches.close();
+    let drained = async {
+        tracker.wait().await;
+        shared.launches.wait().await;
+    };
+    if tokio::time::timeout(DRAIN_GRACE, drained).await.is_err() {
         warn!(
             grace_ms = DRAIN_GRACE.as_millis() as u64,
             "open requests did not finish in time; stopping anyway"

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use stead_core::records::{Admission, Fence, NewRun, StoredJob};
-use stead_protocol::{ErrorBody, Run, RunStatus};
+use stead_protocol::{ErrorBody, ErrorCode, Run, RunParams, RunStatus, Trigger};
 use stead_store::StoreError;
 use tracing::info;
 
@@ -35,6 +35,53 @@ pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result
     blocking(shared, move |s| s.world.store.run_get(id))
         .await?
         .ok_or_else(|| store_error(StoreError::NoSuchRun(id)))
+}
+
+/// An on-demand run of the job named `name`: found and admitted in one trip to the
+/// ledger, and answered as admitted the moment its row is committed. Its monitor starts
+/// after the answer (a stopping server lets it: `Shared::launches`): the row is durable
+/// before the command starts either way, and a server that dies in between leaves a
+/// queued row of its own that the next one cuts and resumes, as it would a run whose
+/// monitor it had started.
+pub async fn start_now(
+    shared: &Arc<Shared>,
+    name: String,
+    params: RunParams,
+) -> Result<Run, ErrorBody> {
+    let asked = name.clone();
+    let admission = blocking(shared, move |s| {
+        let Some(job) = s.world.store.job_get(&name)? else {
+            return Ok(None);
+        };
+        let new = limited(
+            s,
+            NewRun {
+                params: (!params.is_empty()).then_some(params),
+                ..NewRun::of(
+                    &job,
+                    Trigger::OnDemand,
+                    s.queue_host(),
+                    &s.boot_id,
+                    s.world.clock.now(),
+                )
+            },
+        );
+        let epoch = epoch_of(s, &new);
+        let log_dir = s.world.paths.logs_dir().join("runs");
+        let plan = |id: i64, log: &Path, key: &str| plan_for(s, &job.spec, &new, id, log, key);
+        s.world
+            .store
+            .run_admit(&new, &log_dir, &plan, epoch)
+            .map(Some)
+    })
+    .await?
+    .ok_or_else(|| ErrorBody::new(ErrorCode::NotFound, format!("no job named {asked:?}")))?;
+    let run = admission.run.clone();
+    let following = shared.clone();
+    shared
+        .launches
+        .spawn(async move { follow_admission(&following, admission).await });
+    Ok(run)
 }
 
 /// A fire of the scheduler's: the job and its row.
