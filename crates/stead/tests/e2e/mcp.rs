@@ -153,9 +153,7 @@ fn stdout_carries_nothing_but_protocol_messages() {
             .next()
             .expect("stdout open until the calls are answered")
             .unwrap();
-        let message: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("not a protocol message on stdout ({e}): {line:?}"));
-        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        let message = protocol_message(&line);
         if let Some(id) = message["id"].as_i64() {
             answered.insert(id, message);
         }
@@ -172,10 +170,7 @@ fn stdout_carries_nothing_but_protocol_messages() {
     // The client hangs up: the server ends, having written nothing more but messages.
     drop(stdin);
     for line in lines {
-        let line = line.unwrap();
-        let message: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("not a protocol message on stdout ({e}): {line:?}"));
-        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        protocol_message(&line.unwrap());
     }
     let mut status = None;
     wait_until("stead mcp exits once its stdin closes", || {
@@ -183,4 +178,12 @@ fn stdout_carries_nothing_but_protocol_messages() {
         status.is_some()
     });
     assert!(status.unwrap().success(), "{status:?}");
+}
+
+/// A line of `stead mcp`'s stdout, which must be a JSON-RPC 2.0 message.
+fn protocol_message(line: &str) -> Value {
+    let message: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("not a protocol message on stdout ({e}): {line:?}"));
+    assert_eq!(message["jsonrpc"], "2.0", "{line}");
+    message
 }

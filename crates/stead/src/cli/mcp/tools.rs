@@ -3,7 +3,8 @@
 //! `stead gate --json`, ...).
 //!
 //! Each call runs on a blocking thread (the client library is synchronous) and connects
-//! afresh, so a call after `restart` reaches the new server. Waits are bounded: a tool
+//! afresh, so a call after `restart` reaches the new server; `gate` and `restart`
+//! connect as their commands do (a gate never starts a server). Waits are bounded: a tool
 //! that waits (`run_now` with `wait`, `run_wait`, `gate`, `restart`) takes a `timeout`
 //! of at most [`MAX_WAIT`] and answers what it found then rather than blocking for ever.
 //! An error is a tool error (`isError`) with the command's message; nothing was changed.
@@ -197,19 +198,19 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn status(&self) -> CallToolResult {
-        self.blocking("status", |_, conn| Ok(conn.status()?)).await
+        self.calling("status", |conn| Ok(conn.status()?)).await
     }
 
     /// Every job with its spec, next fire and latest run (as `stead job ls --json`)
     #[tool(annotations(title = "List jobs", read_only_hint = true, open_world_hint = false))]
     async fn job_list(&self) -> CallToolResult {
-        self.blocking("jobs", |_, conn| Ok(conn.job_list()?)).await
+        self.calling("jobs", |conn| Ok(conn.job_list()?)).await
     }
 
     /// One job by name (as `stead job show NAME --json`)
     #[tool(annotations(title = "Show a job", read_only_hint = true, open_world_hint = false))]
     async fn job_show(&self, Parameters(a): Parameters<JobNameArgs>) -> CallToolResult {
-        self.blocking("job", move |_, conn| Ok(conn.job_get(&a.name)?))
+        self.calling("job", move |conn| Ok(conn.job_get(&a.name)?))
             .await
     }
 
@@ -224,7 +225,7 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn job_put(&self, Parameters(a): Parameters<JobPutArgs>) -> CallToolResult {
-        self.blocking("apply", move |_, conn| {
+        self.calling("apply", move |conn| {
             Ok(conn.apply(ApplyParams {
                 jobs: vec![a.job],
                 services: Vec::new(),
@@ -246,7 +247,7 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn job_remove(&self, Parameters(a): Parameters<JobNameArgs>) -> CallToolResult {
-        self.blocking("job", move |_, conn| Ok(conn.job_remove(&a.name)?))
+        self.calling("job", move |conn| Ok(conn.job_remove(&a.name)?))
             .await
     }
 
@@ -259,7 +260,7 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn job_enable(&self, Parameters(a): Parameters<JobEnableArgs>) -> CallToolResult {
-        self.blocking("job", move |_, conn| {
+        self.calling("job", move |conn| {
             Ok(conn.job_set_enabled(&a.name, a.enabled)?)
         })
         .await
@@ -280,7 +281,8 @@ impl Stead {
         Parameters(a): Parameters<RunNowArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        self.waiting(&context, "run", move |client, conn| {
+        self.waiting(&context, "run", move |client| {
+            let conn = &mut crate::cli::connect(client)?;
             // Checked before the run starts: a bad timeout must not leave a run behind.
             let deadline = a
                 .wait
@@ -304,7 +306,7 @@ impl Stead {
     /// Runs, newest first, filtered by job and status (as `stead runs --json`)
     #[tool(annotations(title = "List runs", read_only_hint = true, open_world_hint = false))]
     async fn runs_list(&self, Parameters(a): Parameters<RunsListArgs>) -> CallToolResult {
-        self.blocking("runs", move |_, conn| {
+        self.calling("runs", move |conn| {
             Ok(conn.run_list(RunFilter {
                 job: a.job,
                 status: a.status,
@@ -320,7 +322,7 @@ impl Stead {
     /// `stead show ID --json`)
     #[tool(annotations(title = "Show a run", read_only_hint = true, open_world_hint = false))]
     async fn run_show(&self, Parameters(a): Parameters<RunIdArgs>) -> CallToolResult {
-        self.blocking("run", move |_, conn| Ok(conn.run_get(a.id)?))
+        self.calling("run", move |conn| Ok(conn.run_get(a.id)?))
             .await
     }
 
@@ -336,7 +338,8 @@ impl Stead {
         Parameters(a): Parameters<RunWaitArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        self.waiting(&context, "run", move |client, conn| {
+        self.waiting(&context, "run", move |client| {
+            let conn = &mut crate::cli::connect(client)?;
             let limit = wait_limit(a.timeout.as_deref())?;
             let run = conn.run_get(a.id)?;
             last_attempt(client, conn, run, Instant::now() + limit)
@@ -353,7 +356,7 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn run_log(&self, Parameters(a): Parameters<RunLogArgs>) -> CallToolResult {
-        self.blocking("log", move |_, conn| {
+        self.calling("log", move |conn| {
             super::log::read(conn, a.id, a.offset, a.max_bytes)
         })
         .await
@@ -369,7 +372,7 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn run_cancel(&self, Parameters(a): Parameters<RunIdArgs>) -> CallToolResult {
-        self.blocking("run", move |_, conn| Ok(conn.run_cancel(a.id)?))
+        self.calling("run", move |conn| Ok(conn.run_cancel(a.id)?))
             .await
     }
 
@@ -381,7 +384,7 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn service_list(&self) -> CallToolResult {
-        self.blocking("services", |_, conn| Ok(conn.service_list()?))
+        self.calling("services", |conn| Ok(conn.service_list()?))
             .await
     }
 
@@ -393,7 +396,7 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn readiness(&self, Parameters(a): Parameters<ReadinessArgs>) -> CallToolResult {
-        self.blocking("readiness", move |_, conn| {
+        self.calling("readiness", move |conn| {
             Ok(conn.readiness(
                 a.service.as_deref(),
                 Some(a.window.as_deref().unwrap_or("90s")),
@@ -416,7 +419,7 @@ impl Stead {
         Parameters(a): Parameters<GateToolArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        self.waiting(&context, "gate", move |client, _| {
+        self.waiting(&context, "gate", move |client| {
             let args = GateArgs {
                 service: a.service,
                 timeout: bounded(a.timeout.as_deref())?,
@@ -441,7 +444,7 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn hold_acquire(&self, Parameters(a): Parameters<HoldAcquireArgs>) -> CallToolResult {
-        self.blocking("hold", move |_, conn| {
+        self.calling("hold", move |conn| {
             Ok(conn.hold_acquire(&HoldSpec {
                 name: a.name,
                 service: a.service.unwrap_or_else(|| STEAD_SERVICE.into()),
@@ -460,15 +463,14 @@ impl Stead {
         open_world_hint = false
     ))]
     async fn hold_release(&self, Parameters(a): Parameters<HoldNameArgs>) -> CallToolResult {
-        self.blocking("hold", move |_, conn| Ok(conn.hold_release(&a.name)?))
+        self.calling("hold", move |conn| Ok(conn.hold_release(&a.name)?))
             .await
     }
 
     /// The holds, live and wedged (past their ttl, blocking nothing)
     #[tool(annotations(title = "List holds", read_only_hint = true, open_world_hint = false))]
     async fn hold_list(&self) -> CallToolResult {
-        self.blocking("holds", |_, conn| Ok(conn.hold_list()?))
-            .await
+        self.calling("holds", |conn| Ok(conn.hold_list()?)).await
     }
 
     /// Restart a service (default: stead itself) through the gate: wait until nothing
@@ -487,7 +489,7 @@ impl Stead {
         Parameters(a): Parameters<RestartArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        self.waiting(&context, "restart", move |client, _| {
+        self.waiting(&context, "restart", move |client| {
             let args = restart::Args {
                 service: a.service,
                 force: a.force,
@@ -501,22 +503,16 @@ impl Stead {
 }
 
 impl Stead {
-    /// Runs `work` on a blocking thread with the state directory's client and a
-    /// connection to its server (started if none serves), and answers its value as the
-    /// tool's result: pretty JSON as text, and as structured content (under `key` when
-    /// it is not an object, since structured content is an object).
+    /// Runs `work` on a blocking thread with the state directory's client, and answers
+    /// its value as the tool's result: pretty JSON as text, and as structured content
+    /// (under `key` when it is not an object, since structured content is an object).
     async fn blocking<T, F>(&self, key: &'static str, work: F) -> CallToolResult
     where
         T: Serialize + Send + 'static,
-        F: FnOnce(&Client, &mut Connection) -> anyhow::Result<T> + Send + 'static,
+        F: FnOnce(&Client) -> anyhow::Result<T> + Send + 'static,
     {
         let client = self.client.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let mut conn = crate::cli::connect(&client)?;
-            work(&client, &mut conn)
-        })
-        .await;
-        match done {
+        match tokio::task::spawn_blocking(move || work(&client)).await {
             Ok(Ok(value)) => answer(key, &value),
             Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(format!("{e:#}"))]),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
@@ -524,9 +520,17 @@ impl Stead {
             ))]),
         }
     }
-}
 
-impl Stead {
+    /// [`Stead::blocking`] with a connection to the server (started if none serves).
+    async fn calling<T, F>(&self, key: &'static str, work: F) -> CallToolResult
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&mut Connection) -> anyhow::Result<T> + Send + 'static,
+    {
+        self.blocking(key, move |client| work(&mut crate::cli::connect(client)?))
+            .await
+    }
+
     /// [`Stead::blocking`] for a tool that may wait long: while it does, a client that
     /// sent a progress token hears every [`PROGRESS_EVERY`] how long it has waited (so
     /// it can show it, and keep a timeout that resets on progress from firing).
@@ -538,7 +542,7 @@ impl Stead {
     ) -> CallToolResult
     where
         T: Serialize + Send + 'static,
-        F: FnOnce(&Client, &mut Connection) -> anyhow::Result<T> + Send + 'static,
+        F: FnOnce(&Client) -> anyhow::Result<T> + Send + 'static,
     {
         let _ticker = context.meta.get_progress_token().map(|token| {
             let (peer, cancelled) = (context.peer.clone(), context.ct.clone());
