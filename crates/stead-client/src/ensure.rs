@@ -83,7 +83,9 @@ impl Spawner for ServerSpawner {
         unsafe {
             command.pre_exec(|| rustix::process::setsid().map(drop).map_err(io::Error::from));
         }
-        command.spawn()
+        command
+            .spawn()
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.program.display())))
     }
 }
 
@@ -108,6 +110,19 @@ pub fn ensure_available(
         spawns += 1;
         let mut spawned = match spawner.spawn() {
             Ok(child) => Spawned::new(child),
+            // A program that is not there, or not executable, stays so: waiting out the
+            // start timeout for another client's server would only hide that.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
+                ) =>
+            {
+                return Err(ClientError::StartFailed {
+                    code: stead_protocol::exit::UNAVAILABLE,
+                    message: e.to_string(),
+                });
+            }
             Err(e) => {
                 last_diagnostic = Some(format!("failed to start a server: {e}"));
                 continue;

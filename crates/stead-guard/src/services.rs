@@ -2,7 +2,7 @@
 //! command could reach it by (a systemd unit, a launchd label, a process name, its own
 //! restart command), and whether a command mentions it.
 
-use stead_protocol::{STEAD_SERVICE, ServiceSpec};
+use stead_protocol::{STEAD_DAEMON, STEAD_SERVICE, ServiceSpec};
 
 use crate::programs;
 use crate::rules::Restart;
@@ -25,7 +25,9 @@ pub(crate) struct Guarded {
 impl Guarded {
     /// stead itself, then each declared service; a declaration of `stead` adds to it.
     pub fn all(specs: &[ServiceSpec]) -> Vec<Guarded> {
-        let mut all = vec![Guarded::named(STEAD_SERVICE)];
+        let mut stead = Guarded::named(STEAD_SERVICE);
+        stead.processes.push(STEAD_DAEMON.to_owned());
+        let mut all = vec![stead];
         for spec in specs {
             match all.iter_mut().find(|g| g.name == spec.name) {
                 Some(known) => known.declare(spec),

@@ -51,8 +51,8 @@ pub use run::{
     Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunParams, RunStatus, RunWait, Trigger,
 };
 pub use service::{
-    Blocker, Hold, HoldName, HoldSpec, Readiness, ReadinessParams, RestartMark, STEAD_SERVICE,
-    Service, ServiceName, ServiceSpec,
+    Blocker, Hold, HoldName, HoldSpec, Readiness, ReadinessParams, RestartMark, STEAD_DAEMON,
+    STEAD_SERVICE, Service, ServiceName, ServiceSpec,
 };
 pub use status::{
     HostInfo, HostsResult, HttpEndpoint, HttpParams, StatusResult, StopParams, StopResult,

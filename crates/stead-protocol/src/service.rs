@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 /// The built-in service: stead itself.
 pub const STEAD_SERVICE: &str = "stead";
 
+/// The program stead's server, monitors and spawner run as (the daemon program installed
+/// beside `stead`): a process name of the built-in service.
+pub const STEAD_DAEMON: &str = "steadd";
+
 /// A service runs depend on, as declared by a person.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! The server runs on the test's runtime with its own SQLite ledger in `dir`; runs are
-//! real processes (`monitor_exe` is the `stead` binary whose hidden `monitor` subcommand
+//! real processes (`monitor_exe` is the `steadd` binary whose hidden `monitor` subcommand
 //! watches each run). The server is stopped when the `TestServer` is stopped or dropped,
 //! so a failing test leaves no server behind.
 

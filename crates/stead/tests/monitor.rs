@@ -155,7 +155,7 @@ impl Ledger {
     /// [`Ledger::start`] telling the monitor to record through the server at `socket`, as
     /// a server of a shared ledger does.
     fn start_through(&self, plan: &MonitorPlan, socket: Option<&Path>) -> Monitor {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_stead"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_steadd"))
             .arg("monitor")
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

@@ -425,6 +425,11 @@ const TABLE: &[Class] = &[
             ("pkill -f 'stead serve'", STEAD),
             ("pkill -f 'stead monitor'", STEAD),
             ("killall stead", STEAD),
+            // The daemon program the server and its monitors run as.
+            ("killall steadd", STEAD),
+            ("pkill -x steadd", STEAD),
+            ("pkill -f 'steadd --state-dir /srv/stead serve'", STEAD),
+            ("kill -9 $(pidof steadd)", STEAD),
             ("systemctl --user restart stead.service", STEAD),
             ("systemctl stop stead", STEAD),
             ("launchctl kickstart -k gui/501/dev.stead", STEAD),

@@ -106,7 +106,7 @@ fn guard(dir: Option<&Path>) -> Guard {
         state_dir: own.as_ref().map(|p| p.dir().to_path_buf()),
         default_state_dir: StatePaths::chosen(None).ok(),
         socket: own.as_ref().map(|p| p.socket().to_path_buf()),
-        exe: std::env::current_exe().ok(),
+        exe: super::daemon::client_program(),
     };
     Guard::new(&declared(dir)).protecting(dirs)
 }

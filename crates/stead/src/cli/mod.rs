@@ -4,6 +4,7 @@ mod apply;
 mod cancel;
 mod completions;
 mod cron;
+pub(crate) mod daemon;
 mod dashboard;
 mod doctor;
 mod errors;
@@ -35,7 +36,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-pub use errors::report_error;
+pub use errors::{report_daemon_error, report_error};
 use stead_client::{Client, ClientError, Connection};
 
 /// A job server that never loses a run.
@@ -53,65 +54,65 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Show the server serving the state directory, starting one if none serves
-    Status(status::Args),
+    Status(Deferred<status::Args>),
     /// Run the server in the foreground (what clients start on demand)
-    Serve(serve::Args),
+    Serve(Deferred<serve::Args>),
     /// Stop the server gracefully
-    Stop(stop::Args),
+    Stop(Deferred<stop::Args>),
     /// Diagnose the state directory: lock file, lease, socket, ledger
-    Doctor(doctor::Args),
+    Doctor(Deferred<doctor::Args>),
     /// Add, list, show, remove, enable and disable jobs
-    Job(job::Args),
+    Job(Deferred<job::Args>),
     /// Make the jobs match a job file (`[[job]]` tables)
-    Apply(apply::Args),
+    Apply(Deferred<apply::Args>),
     /// Open the web dashboard: print its URL (with the token), starting the HTTP API on a
     /// free loopback port if it is off
-    Dashboard(dashboard::Args),
+    Dashboard(Deferred<dashboard::Args>),
     /// Preview cron expressions (no server needed)
-    Cron(cron::Args),
+    Cron(Deferred<cron::Args>),
     /// Run a job now
-    Run(run::Args),
+    Run(Deferred<run::Args>),
     /// List runs, newest first
-    Runs(runs::Args),
+    Runs(Deferred<runs::Args>),
     /// Show one run
-    Show(show::Args),
+    Show(Deferred<show::Args>),
     /// Print a run's output
-    Logs(logs::Args),
+    Logs(Deferred<logs::Args>),
     /// Cancel a queued or running run
-    Cancel(cancel::Args),
+    Cancel(Deferred<cancel::Args>),
     /// Remove old runs and run logs now, by the retention rules (--dry-run: only say)
-    Prune(prune::Args),
+    Prune(Deferred<prune::Args>),
     /// The hosts sharing the ledger, which one leads the scheduler, their heartbeats
-    Hosts(hosts::Args),
+    Hosts(Deferred<hosts::Args>),
     /// Declare, list and remove the services runs depend on
-    Service(service::Args),
+    Service(Deferred<service::Args>),
     /// Limit how many runs of a group of jobs go at once: set, list and remove queues
-    Queue(queue::Args),
+    Queue(Deferred<queue::Args>),
     /// Send events about runs (failures, cut runs not resumed, ...) to webhooks: add,
     /// list, remove and test notifiers
-    Notify(notify::Args),
+    Notify(Deferred<notify::Args>),
     /// Hold a service while mid-work on it, so a restart of it waits
-    Hold(hold::Args),
+    Hold(Deferred<hold::Args>),
     /// Show what a restart of a service would cut now
-    Readiness(gate::ReadinessArgs),
+    Readiness(Deferred<gate::ReadinessArgs>),
     /// Wait until a restart of a service would cut nothing (exit 0), or time out (exit 75)
-    Gate(gate::GateArgs),
+    Gate(Deferred<gate::GateArgs>),
     /// Restart stead or a declared service: the gate, the restart, then proof it is back
-    Restart(restart::Args),
+    Restart(Deferred<restart::Args>),
     /// Refuse a shell command that would restart a guarded service without the gate
     /// (exit 2), or answer an agent's pre-tool-use hook (--hook)
-    Guard(guard::Args),
+    Guard(Deferred<guard::Args>),
     /// Write a user service (systemd unit or launchd agent) that runs the server
-    Install(install::InstallArgs),
+    Install(Deferred<install::InstallArgs>),
     /// Remove the user service `stead install` wrote
-    Uninstall(install::UninstallArgs),
+    Uninstall(Deferred<install::UninstallArgs>),
     /// Print the completion script for a shell
-    Completions(completions::CompletionsArgs),
+    Completions(Deferred<completions::CompletionsArgs>),
     /// Print the man page, or write all of them into a directory (--dir)
-    Man(completions::ManArgs),
+    Man(Deferred<completions::ManArgs>),
     /// Serve stead's tools to an AI agent over the Model Context Protocol (stdio)
     #[cfg(feature = "mcp")]
-    Mcp(mcp::Args),
+    Mcp(Deferred<mcp::Args>),
     /// Watch one run (started by the server; reads its plan on stdin)
     #[command(hide = true)]
     Monitor,
@@ -122,7 +123,37 @@ pub enum Command {
     Spawner,
 }
 
-/// Runs a parsed command line and returns the exit code.
+/// A command's arguments, built into its part of the command tree only when that command
+/// is the one run (or help, completions or a man page need them all). Built eagerly, the
+/// tree of every command and flag was most of what the client did before its socket's
+/// first byte: heap for every argument of thirty commands, then dropped.
+#[derive(Debug)]
+pub struct Deferred<T>(pub T);
+
+impl<T: clap::Args> clap::Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.defer(T::augment_args)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.defer(T::augment_args_for_update)
+    }
+
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Deferred)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+}
+
 impl Command {
     /// The daemon, a run's monitor and the spawner of monitors live long and start other
     /// processes: they begin with only stdin, stdout and stderr (see `fds.rs`).
@@ -136,46 +167,67 @@ impl Command {
     }
 }
 
-pub fn run(cli: Cli) -> anyhow::Result<i32> {
+/// Runs a command of the client program (`stead`) and returns the exit code; the
+/// daemon's commands are handed over to `steadd` (see the library's documentation).
+pub fn run_client(cli: Cli) -> anyhow::Result<i32> {
     let dir = cli.state_dir.as_deref();
     match cli.command {
-        Command::Status(args) => status::run(dir, args),
-        Command::Serve(args) => serve::run(dir, args),
-        Command::Stop(args) => stop::run(dir, args),
-        Command::Hosts(args) => hosts::run(dir, args),
-        Command::Dashboard(args) => dashboard::run(dir, args),
-        Command::Doctor(args) => doctor::run(dir, args),
-        Command::Job(args) => job::run(dir, args),
-        Command::Apply(args) => apply::run(dir, args),
-        Command::Cron(args) => cron::run(dir, args),
-        Command::Run(args) => run::run(dir, args),
-        Command::Runs(args) => runs::run(dir, args),
-        Command::Show(args) => show::run(dir, args),
-        Command::Logs(args) => logs::run(dir, args),
-        Command::Cancel(args) => cancel::run(dir, args),
-        Command::Prune(args) => prune::run(dir, args),
-        Command::Service(args) => service::run(dir, args),
-        Command::Queue(args) => queue::run(dir, args),
-        Command::Notify(args) => notify::run(dir, args),
-        Command::Hold(args) => hold::run(dir, args),
-        Command::Readiness(args) => gate::readiness(dir, args),
-        Command::Gate(args) => gate::run(dir, args),
-        Command::Restart(args) => restart::run(dir, args),
-        Command::Guard(args) => guard::run(dir, args),
-        Command::Install(args) => install::install(dir, args),
-        Command::Uninstall(args) => install::uninstall(dir, args),
-        Command::Completions(args) => completions::completions(args),
-        Command::Man(args) => completions::man(args),
+        Command::Status(Deferred(args)) => status::run(dir, args),
+        Command::Stop(Deferred(args)) => stop::run(dir, args),
+        Command::Hosts(Deferred(args)) => hosts::run(dir, args),
+        Command::Dashboard(Deferred(args)) => dashboard::run(dir, args),
+        Command::Job(Deferred(args)) => job::run(dir, args),
+        Command::Apply(Deferred(args)) => apply::run(dir, args),
+        Command::Cron(Deferred(args)) => cron::run(dir, args),
+        Command::Run(Deferred(args)) => run::run(dir, args),
+        Command::Runs(Deferred(args)) => runs::run(dir, args),
+        Command::Show(Deferred(args)) => show::run(dir, args),
+        Command::Logs(Deferred(args)) => logs::run(dir, args),
+        Command::Cancel(Deferred(args)) => cancel::run(dir, args),
+        Command::Prune(Deferred(args)) => prune::run(dir, args),
+        Command::Service(Deferred(args)) => service::run(dir, args),
+        Command::Queue(Deferred(args)) => queue::run(dir, args),
+        Command::Notify(Deferred(args)) => notify::run(dir, args),
+        Command::Hold(Deferred(args)) => hold::run(dir, args),
+        Command::Readiness(Deferred(args)) => gate::readiness(dir, args),
+        Command::Gate(Deferred(args)) => gate::run(dir, args),
+        Command::Restart(Deferred(args)) => restart::run(dir, args),
+        Command::Install(Deferred(args)) => install::install(dir, args),
+        Command::Uninstall(Deferred(args)) => install::uninstall(dir, args),
+        command @ (Command::Serve(_)
+        | Command::Doctor(_)
+        | Command::Guard(_)
+        | Command::Completions(_)
+        | Command::Man(_)
+        | Command::Monitor) => Ok(daemon::hand_over(&command)),
         #[cfg(feature = "mcp")]
-        Command::Mcp(args) => mcp::run(dir, args),
-        Command::Monitor => Ok(monitor::run()),
+        command @ Command::Mcp(_) => Ok(daemon::hand_over(&command)),
         #[cfg(target_os = "linux")]
-        Command::Spawner => Ok(stead_monitor::spawner::serve()),
+        command @ Command::Spawner => Ok(daemon::hand_over(&command)),
     }
 }
 
-/// Connects to the state directory's server, starting this very binary's `serve` when
-/// none serves.
+/// Runs a command of the daemon program (`steadd`) and returns the exit code; the
+/// client's commands are refused there (they belong to `stead`).
+pub fn run_daemon(cli: Cli) -> anyhow::Result<i32> {
+    let dir = cli.state_dir.as_deref();
+    match cli.command {
+        Command::Serve(Deferred(args)) => serve::run(dir, args),
+        Command::Doctor(Deferred(args)) => doctor::run(dir, args),
+        Command::Guard(Deferred(args)) => guard::run(dir, args),
+        Command::Completions(Deferred(args)) => completions::completions(args),
+        Command::Man(Deferred(args)) => completions::man(args),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(Deferred(args)) => mcp::run(dir, args),
+        Command::Monitor => Ok(monitor::run()),
+        #[cfg(target_os = "linux")]
+        Command::Spawner => Ok(stead_monitor::spawner::serve()),
+        _ => Ok(daemon::refuse_client_command()),
+    }
+}
+
+/// Connects to the state directory's server, starting the daemon program beside this one
+/// when none serves.
 pub(crate) fn connect(client: &Client) -> Result<Connection, ClientError> {
-    client.connect_or_start(&std::env::current_exe()?)
+    client.connect_or_start(&daemon::program()?)
 }

@@ -4,17 +4,22 @@ use std::io::{self, Read, Write};
 
 use serde::Serialize;
 
-/// Prints `value` as pretty JSON followed by a newline.
+/// Prints `value` as pretty JSON followed by a newline, in one write (stdout is line
+/// buffered: written as it serializes, each line of the JSON would be a system call).
 pub fn json(value: &impl Serialize) -> io::Result<()> {
-    let mut out = io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value).map_err(io::Error::from)?;
-    writeln!(out)
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::from)?;
+    bytes.push(b'\n');
+    text_bytes(&bytes)
 }
 
 /// Prints text as is (it should end with a newline).
 pub fn text(s: &str) -> io::Result<()> {
+    text_bytes(s.as_bytes())
+}
+
+fn text_bytes(bytes: &[u8]) -> io::Result<()> {
     let mut out = io::stdout().lock();
-    out.write_all(s.as_bytes())?;
+    out.write_all(bytes)?;
     out.flush()
 }
 

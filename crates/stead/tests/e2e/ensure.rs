@@ -21,7 +21,7 @@ struct Scripted {
 impl Scripted {
     fn new(dir: &StateDir, plan: &[bool]) -> Self {
         Self {
-            real: ServerSpawner::new(env!("CARGO_BIN_EXE_stead"), dir.path())
+            real: ServerSpawner::new(env!("CARGO_BIN_EXE_steadd"), dir.path())
                 .env("STEAD_LEASE_MS", LEASE_MS.to_string())
                 .env("STEAD_HEARTBEAT_MS", HEARTBEAT_MS.to_string()),
             plan: plan.to_vec(),

@@ -27,6 +27,7 @@ mod partition;
 mod pause;
 mod postgres;
 mod private_pg;
+mod programs;
 mod queues;
 mod receiver;
 mod recovery;

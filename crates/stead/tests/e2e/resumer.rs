@@ -24,7 +24,7 @@ fn quick() -> Config {
 async fn start(dir: &StateDir, now: Timestamp) -> TestServer {
     TestServer::start_with(
         dir.path(),
-        env!("CARGO_BIN_EXE_stead").as_ref(),
+        env!("CARGO_BIN_EXE_steadd").as_ref(),
         now,
         quick(),
     )

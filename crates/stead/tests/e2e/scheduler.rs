@@ -40,7 +40,7 @@ async fn a_wall_clock_jump_across_a_fire_time_fires_it() {
     let dir = StateDir::new();
     let server = TestServer::start(
         dir.path(),
-        env!("CARGO_BIN_EXE_stead").as_ref(),
+        env!("CARGO_BIN_EXE_steadd").as_ref(),
         t("2026-11-30T10:00:00Z"),
     )
     .await;
