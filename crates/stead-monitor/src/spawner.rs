@@ -130,6 +130,8 @@ pub fn serve() -> i32 {
         };
         let sent = match answer {
             Ok(forked) => {
+                #[cfg(debug_assertions)]
+                late_answer_for_tests();
                 let reply = [&[b'+'][..], &forked.pid.to_le_bytes()].concat();
                 let fds = [forked.pidfd.as_fd()];
                 let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
@@ -151,6 +153,17 @@ pub fn serve() -> i32 {
             // The server is gone: so is the reason to be here.
             return 0;
         }
+    }
+}
+
+/// Debug builds only (the tests' binaries): holds the answer to a fork back for
+/// `STEAD_TEST_SPAWNER_LATE_MS` milliseconds, so a test can make the server give up on
+/// a monitor that exists (see `fire_path.rs`). Release builds have no such setting.
+#[cfg(debug_assertions)]
+fn late_answer_for_tests() {
+    let late = std::env::var("STEAD_TEST_SPAWNER_LATE_MS").ok();
+    if let Some(ms) = late.and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
 
@@ -263,32 +276,29 @@ fn become_monitor(control: std::os::fd::RawFd, stdout: OwnedFd) {
 /// same length), in the memory the kernel shows as `/proc/self/cmdline`.
 fn rename_in_command_line(from: &[u8], to: &[u8]) {
     debug_assert_eq!(from.len(), to.len());
-    #[cfg(target_os = "linux")]
-    {
-        // arg_start and arg_end: fields 48 and 49 of /proc/self/stat, counted after the
-        // command name's closing parenthesis from field 3.
-        let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-            return;
-        };
-        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
-            return;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let (Some(start), Some(end)) = (
-            fields.get(48 - 3).and_then(|f| f.parse::<usize>().ok()),
-            fields.get(49 - 3).and_then(|f| f.parse::<usize>().ok()),
-        ) else {
-            return;
-        };
-        if end <= start || end - start > 1 << 20 {
-            return;
-        }
-        // SAFETY: [arg_start, arg_end) is this process's own argument area, mapped
-        // writable on its stack, which nothing else of this process reads now (std keeps
-        // a copy of the arguments).
-        let args = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, end - start) };
-        if let Some(at) = args.windows(from.len()).rposition(|w| w == from) {
-            args[at..at + to.len()].copy_from_slice(to);
-        }
+    // arg_start and arg_end: fields 48 and 49 of /proc/self/stat, counted after the
+    // command name's closing parenthesis from field 3.
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return;
+    };
+    let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+        return;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let (Some(start), Some(end)) = (
+        fields.get(48 - 3).and_then(|f| f.parse::<usize>().ok()),
+        fields.get(49 - 3).and_then(|f| f.parse::<usize>().ok()),
+    ) else {
+        return;
+    };
+    if end <= start || end - start > 1 << 20 {
+        return;
+    }
+    // SAFETY: [arg_start, arg_end) is this process's own argument area, mapped
+    // writable on its stack, which nothing else of this process reads now (std keeps
+    // a copy of the arguments).
+    let args = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, end - start) };
+    if let Some(at) = args.windows(from.len()).rposition(|w| w == from) {
+        args[at..at + to.len()].copy_from_slice(to);
     }
 }

@@ -278,3 +278,45 @@ fn a_killed_spawner_costs_no_run_and_is_replaced() {
     assert_eq!(next.len(), 1, "{next:?}");
     assert_ne!(next, first);
 }
+
+/// The spawner forks the monitor but answers after the server's patience (2 s): the
+/// server gives up on it, kills the spawner and execs a second monitor for the same run,
+/// which finds the run taken by the first and leaves. The run must be the first
+/// monitor's: not cut when the second exits, run once, ended as its command ended.
+/// (Debug builds hold the spawner's answer back for `STEAD_TEST_SPAWNER_LATE_MS`.)
+#[test]
+fn a_monitor_forked_after_the_server_gave_up_on_the_spawner_keeps_its_run() {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_TEST_SPAWNER_LATE_MS", "2500");
+    let file = dir.root().join("ran");
+    // Long enough to outlive the second monitor's start and exit by seconds.
+    add_job(
+        &dir,
+        "late",
+        &[],
+        &format!("{}; sleep 4", writes_its_id(&file)),
+    );
+    let out = dir.run(&["run", "late", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let id = serde_json::from_slice::<Value>(&out.stdout).unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    wait_until(
+        "the server gave up on the spawner and exec'd a monitor",
+        || dir.log().contains("starting this monitor by exec"),
+    );
+    // The exec'd monitor leaves as soon as it finds the run taken: wait until only the
+    // forked one is left, then check the run is still its own and running.
+    wait_until("the exec'd monitor has left", || {
+        dir.monitor_pids().len() == 1
+    });
+    let run = run_of(&dir, id);
+    assert_eq!(run["status"], "running", "{run}");
+    assert_eq!(dir.monitor_pids(), [crate::harness::monitor_of(&run)]);
+    let run = wait_status(&dir, id, "succeeded");
+    assert_eq!(ran(&file), BTreeMap::from([(id, 1)]), "{run}");
+    assert!(
+        all_runs(&dir).iter().all(|r| r["id"] == id),
+        "no other run: {run}"
+    );
+}
