@@ -147,18 +147,9 @@ fn burst(stead: &Stead, probe_exe: &Path, root: &Path) -> anyhow::Result<Burst> 
     let minute = next_minute(Duration::from_secs(5));
     wait_until_nanos(minute);
     let scheduled = jiff::Timestamp::from_nanosecond(minute)?;
-    let samples = poll_every(
-        BURST_POLL,
-        Duration::from_secs(60),
-        || format!("not every one of the {BURST} fires at the minute reached the probe"),
-        || {
-            let at_minute: Vec<_> = probe::read(&out)?
-                .into_iter()
-                .filter(|s| s.scheduled_at == Some(scheduled))
-                .collect();
-            Ok((at_minute.len() == BURST).then_some(at_minute))
-        },
-    )?;
+    let samples = all_of_the_burst(&out, "fires at the minute reached the probe", |s| {
+        s.scheduled_at == Some(scheduled)
+    })?;
     // Nothing more fires: an empty file pruned.
     let none = root.join("none.toml");
     std::fs::write(&none, "")?;
@@ -168,6 +159,24 @@ fn burst(stead: &Stead, probe_exe: &Path, root: &Path) -> anyhow::Result<Burst> 
     )?;
     stead.stop(&dir)?;
     Ok(Burst::of(&samples, minute))
+}
+
+/// Waits (up to a minute) until the probe file `out` holds [`BURST`] samples of the
+/// burst, as `of_burst` tells them from others; `what` names them in the error.
+fn all_of_the_burst(
+    out: &Path,
+    what: &str,
+    of_burst: impl Fn(&probe::Sample) -> bool,
+) -> anyhow::Result<Vec<probe::Sample>> {
+    poll_every(
+        BURST_POLL,
+        Duration::from_secs(60),
+        || format!("not every one of the {BURST} {what}"),
+        || {
+            let samples: Vec<_> = probe::read(out)?.into_iter().filter(&of_burst).collect();
+            Ok((samples.len() == BURST).then_some(samples))
+        },
+    )
 }
 
 /// Kills cron and removes its crontab when the figure ends, however it ends.
@@ -222,21 +231,10 @@ fn burst_cron(probe_exe: &Path, root: &Path) -> anyhow::Result<Option<Burst>> {
             .context("starting cron")?,
     );
     wait_until_nanos(minute);
-    let samples = poll_every(
-        BURST_POLL,
-        Duration::from_secs(60),
-        || format!("not every one of cron's {BURST} entries ran"),
-        || {
-            let at_minute: Vec<_> = probe::read(&out)?
-                .into_iter()
-                .filter(|s| {
-                    let t = s.started.duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128;
-                    t >= minute && t < minute + 60_000_000_000
-                })
-                .collect();
-            Ok((at_minute.len() == BURST).then_some(at_minute))
-        },
-    )?;
+    let samples = all_of_the_burst(&out, "cron entries ran", |s| {
+        let t = s.started.duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128;
+        t >= minute && t < minute + 60_000_000_000
+    })?;
     drop(guard);
     Ok(Some(Burst::of(&samples, minute)))
 }

@@ -68,21 +68,27 @@ fn wait_busy(tries: i32) -> bool {
 /// The longest single wait for a lock.
 const BUSY_STEP_MOST: Duration = Duration::from_millis(16);
 
-/// The pause before try `tries + 1`: 20 of a quarter millisecond, then 1, 2, 4, 8 ms,
-/// then [`BUSY_STEP_MOST`] each, until about [`BUSY_TIMEOUT`] has passed in all.
+/// The first pauses, in microseconds: twenty of a quarter millisecond (a lock held for
+/// a commit is free again within them), then doubling from 1 ms up to [`BUSY_STEP_MOST`].
+const BUSY_RAMP_US: [u64; 24] = [
+    250, 250, 250, 250, 250, 250, 250, 250, 250, 250, //
+    250, 250, 250, 250, 250, 250, 250, 250, 250, 250, //
+    1_000, 2_000, 4_000, 8_000,
+];
+
+/// The pause before try `tries + 1`: the ramp, then [`BUSY_STEP_MOST`] each, until about
+/// [`BUSY_TIMEOUT`] has passed in all.
 fn busy_step(tries: i32) -> Option<Duration> {
-    const SHORT: i32 = 20;
-    const DOUBLING: i32 = 4;
-    let short = Duration::from_micros(250) * SHORT as u32;
-    let doubling = Duration::from_millis((1 << DOUBLING) - 1);
-    let long = BUSY_TIMEOUT.saturating_sub(short + doubling);
-    let long_tries = long.as_millis().div_ceil(BUSY_STEP_MOST.as_millis());
-    match tries {
-        0..SHORT => Some(Duration::from_micros(250)),
-        t if t < SHORT + DOUBLING => Some(Duration::from_millis(1 << (t - SHORT))),
-        t if i128::from(t - SHORT - DOUBLING) < long_tries as i128 => Some(BUSY_STEP_MOST),
-        _ => None,
+    let tries = usize::try_from(tries).ok()?;
+    if let Some(us) = BUSY_RAMP_US.get(tries) {
+        return Some(Duration::from_micros(*us));
     }
+    let ramp = Duration::from_micros(BUSY_RAMP_US.iter().sum());
+    let most_tries = BUSY_TIMEOUT
+        .saturating_sub(ramp)
+        .as_millis()
+        .div_ceil(BUSY_STEP_MOST.as_millis());
+    (((tries - BUSY_RAMP_US.len()) as u128) < most_tries).then_some(BUSY_STEP_MOST)
 }
 
 /// The SQLite ledger.
