@@ -27,9 +27,13 @@ pub fn program() -> Result<PathBuf, ClientError> {
     })
 }
 
+/// Where `steadd` would be, whether or not it is there.
+pub fn sibling_daemon() -> std::io::Result<PathBuf> {
+    sibling(STEAD_DAEMON)
+}
+
 fn located() -> Result<PathBuf, String> {
-    let path =
-        sibling(STEAD_DAEMON).map_err(|e| format!("cannot find the running program: {e}"))?;
+    let path = sibling_daemon().map_err(|e| format!("cannot find the running program: {e}"))?;
     if path.is_file() {
         return Ok(path);
     }
@@ -48,7 +52,9 @@ pub fn client_program() -> Option<PathBuf> {
 /// The running program's path (symbolic links resolved, so a link to `stead` on PATH
 /// finds the `steadd` beside the real file) with its name replaced.
 fn sibling(name: &str) -> std::io::Result<PathBuf> {
-    Ok(std::env::current_exe()?.with_file_name(name))
+    // current_exe resolves links on Linux only: canonicalize says the same everywhere.
+    let exe = std::env::current_exe()?;
+    Ok(exe.canonicalize().unwrap_or(exe).with_file_name(name))
 }
 
 /// Replaces this process with `steadd` running the same command line: the same pid,

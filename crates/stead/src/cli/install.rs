@@ -136,6 +136,9 @@ pub fn install(dir: Option<&Path>, args: InstallArgs) -> anyhow::Result<i32> {
     let kind = args.manager.kind();
     let paths = StatePaths::resolve(dir)?;
     let exe = std::env::current_exe().context("failed to find the stead executable")?;
+    // The unit's `stead serve` hands over to the steadd beside it: without one it would
+    // fail at every start.
+    super::daemon::program()?;
     // On Linux a replaced binary reads as `/path/stead (deleted)`: a unit naming that
     // would never start.
     if !exe.is_file() {

@@ -229,5 +229,13 @@ pub fn run_daemon(cli: Cli) -> anyhow::Result<i32> {
 /// Connects to the state directory's server, starting the daemon program beside this one
 /// when none serves.
 pub(crate) fn connect(client: &Client) -> Result<Connection, ClientError> {
-    client.connect_or_start(&daemon::program()?)
+    // Looked for only when no server answers: a server already serving is reached
+    // whatever is (or is not) beside this program.
+    let daemon = daemon::sibling_daemon().map_err(ClientError::Io)?;
+    client
+        .connect_or_start(&daemon)
+        .map_err(|e| match daemon::program() {
+            Err(missing) => missing,
+            Ok(_) => e,
+        })
 }

@@ -149,6 +149,9 @@ fn finish(args: &Args, report: Report, code: i32) -> anyhow::Result<i32> {
 }
 
 fn restart_stead(client: &Client, service: String, mut timer: Timer) -> anyhow::Result<Report> {
+    // Before stopping anything: a server stopped with no program to start the next one
+    // would leave stead down.
+    super::daemon::program()?;
     let old = match client.connect() {
         Ok(mut conn) => {
             let stopped = conn.stop(StopParams::default())?;

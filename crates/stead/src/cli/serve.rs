@@ -81,7 +81,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         store,
         ledger,
         clock: clock::system(),
-        monitor_exe: std::env::current_exe().context("failed to find the stead executable")?,
+        monitor_exe: std::env::current_exe().context("failed to find the steadd executable")?,
         machine_id,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -121,6 +121,33 @@ fn a_client_without_its_daemon_says_so_at_once_and_its_guard_refuses() {
         "{said}"
     );
 
+    // A server already serving is reached without it; a restart of stead, which would
+    // need it to start the next server, is refused before it stops this one.
+    let pid = dir.status()["pid"].clone();
+    let status = dir
+        .program(client)
+        .arg("--state-dir")
+        .arg(dir.path())
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let restart = dir
+        .program(client)
+        .arg("--state-dir")
+        .arg(dir.path())
+        .arg("restart")
+        .output()
+        .unwrap();
+    assert_eq!(restart.status.code(), Some(69));
+    assert!(String::from_utf8_lossy(&restart.stderr).contains("is missing"));
+    assert_eq!(dir.status()["pid"], pid, "the server still serves");
+    assert!(dir.run(&["stop"]).status.success());
+
     for args in [&["guard", "--", "ls"][..], &["guard", "--hook"]] {
         let out = dir.program(client).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?} must refuse");
