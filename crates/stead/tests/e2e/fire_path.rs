@@ -296,11 +296,7 @@ fn a_monitor_forked_after_the_server_gave_up_on_the_spawner_keeps_its_run() {
         &[],
         &format!("{}; sleep 4", writes_its_id(&file)),
     );
-    let out = dir.run(&["run", "late", "--json"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let id = serde_json::from_slice::<Value>(&out.stdout).unwrap()["id"]
-        .as_i64()
-        .unwrap();
+    let id = json(&dir, &["run", "late"])["id"].as_i64().unwrap();
     wait_until(
         "the server gave up on the spawner and exec'd a monitor",
         || dir.log().contains("starting this monitor by exec"),
