@@ -31,11 +31,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<StoredJob, StoreError>> {
 
 pub fn get(tx: &Connection, name: &str) -> Result<Option<StoredJob>, StoreError> {
     let found = tx
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM jobs WHERE name = ?1"),
-            [name],
-            from_row,
-        )
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM jobs WHERE name = ?1"))?
+        .query_row([name], from_row)
         .optional()?;
     found.transpose()
 }

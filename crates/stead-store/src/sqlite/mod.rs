@@ -43,7 +43,12 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/006_ended_processes.sql"),
     include_str!("migrations/007_retention.sql"),
     include_str!("migrations/008_retries_queues_notify.sql"),
+    include_str!("migrations/009_in_flight_by_job_and_host.sql"),
 ];
+
+/// Prepared statements kept per connection (rusqlite keeps 16), enough for every
+/// statement of the paths a run takes, so none is parsed twice.
+const STATEMENT_CACHE: usize = 96;
 
 /// How long a statement waits for another process's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -129,6 +134,9 @@ impl SqliteStore {
         )
         .map_err(open_err)?;
         conn.busy_handler(Some(wait_busy)).map_err(open_err)?;
+        // Every statement a run's admission, start and end take stays prepared: parsing
+        // and planning them again cost more than executing them.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // Closing the last connection would checkpoint the WAL under an exclusive lock; a
         // server frozen while exiting would then block its successor's first write. Let
         // the WAL be checkpointed by commits (auto-checkpoint) instead.
@@ -439,10 +447,9 @@ impl Backend for SqliteStore {
         let result = (|| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             if let Guard::Host(epoch) | Guard::Leader(epoch) | Guard::Catalog(epoch) = guard {
-                let current: i64 =
-                    tx.query_row("SELECT epoch FROM server_lease WHERE id = 1", [], |r| {
-                        r.get(0)
-                    })?;
+                let current: i64 = tx
+                    .prepare_cached("SELECT epoch FROM server_lease WHERE id = 1")?
+                    .query_row([], |r| r.get(0))?;
                 if current != epoch {
                     return Err(StoreError::Fenced { epoch });
                 }

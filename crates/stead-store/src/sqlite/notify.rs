@@ -155,13 +155,13 @@ pub fn outbox_due(conn: &Connection, now: Timestamp) -> Result<Vec<OutboxRow>, S
 /// The earliest next attempt of a notifier's oldest undelivered event: the events
 /// behind it wait for it, whenever theirs would be.
 pub fn outbox_next(conn: &Connection) -> Result<Option<Timestamp>, StoreError> {
-    let ms: Option<i64> = conn.query_row(
-        "SELECT min(next_attempt_at_ms) FROM outbox
-         WHERE id IN (SELECT min(id) FROM outbox WHERE delivered_at_ms IS NULL
-                      GROUP BY notifier)",
-        [],
-        |r| r.get(0),
-    )?;
+    let ms: Option<i64> = conn
+        .prepare_cached(
+            "SELECT min(next_attempt_at_ms) FROM outbox
+             WHERE id IN (SELECT min(id) FROM outbox WHERE delivered_at_ms IS NULL
+                          GROUP BY notifier)",
+        )?
+        .query_row([], |r| r.get(0))?;
     Ok(ms.map(from_ms))
 }
 

@@ -69,13 +69,10 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Result<Run, StoreError>> {
 }
 
 pub fn get(conn: &Connection, id: i64) -> Result<Option<Run>, StoreError> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"),
-        [id],
-        from_row,
-    )
-    .optional()?
-    .transpose()
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?
+        .transpose()
 }
 
 pub fn list(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run>, StoreError> {
@@ -180,17 +177,26 @@ const ACTIVE_COLUMNS: &str = "id, job, status, machine_id, boot_id, monitor_pid,
      monitor_start_identity, epoch, cancel_requested_at_ms, waiting, queue, \
      CASE WHEN scheduled_at_ms > created_at_ms THEN scheduled_at_ms END";
 
-/// Runs that have not ended and match `condition` (a column compared with `?1`).
-fn active_where(
-    conn: &Connection,
-    condition: &str,
-    value: impl rusqlite::ToSql,
-) -> Result<Vec<ActiveRun>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!(
+/// The query for the runs of `of` that have not ended, oldest first, and the value of
+/// its `?1`. Each reads a partial index of the runs in flight (migration 9), so its cost
+/// follows the runs going, not every run kept.
+pub(super) fn in_flight_query(of: InFlightOf<'_>) -> (String, rusqlite::types::Value) {
+    let (condition, value) = match of {
+        InFlightOf::Machine(machine_id) => ("machine_id = ?1", machine_id.to_string().into()),
+        InFlightOf::Job(job_id) => ("job_id = ?1", job_id.into()),
+    };
+    let sql = format!(
         "SELECT {ACTIVE_COLUMNS} FROM runs
          WHERE status IN ({}) AND {condition} ORDER BY id",
         status_list(IN_FLIGHT)
-    ))?;
+    );
+    (sql, value)
+}
+
+/// Runs queued or running, oldest first.
+pub fn in_flight(conn: &Connection, of: InFlightOf<'_>) -> Result<Vec<ActiveRun>, StoreError> {
+    let (sql, value) = in_flight_query(of);
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([value], active_from_row)?;
     let mut runs = Vec::new();
     for row in rows {
@@ -199,17 +205,10 @@ fn active_where(
     Ok(runs)
 }
 
-/// Runs queued or running, oldest first.
-pub fn in_flight(conn: &Connection, of: InFlightOf<'_>) -> Result<Vec<ActiveRun>, StoreError> {
-    match of {
-        InFlightOf::Machine(machine_id) => active_where(conn, "machine_id = ?1", machine_id),
-        InFlightOf::Job(job_id) => active_where(conn, "job_id = ?1", job_id),
-    }
-}
-
 /// The job a run belongs to.
 pub fn job_of(conn: &Connection, id: i64) -> Result<i64, StoreError> {
-    conn.query_row("SELECT job_id FROM runs WHERE id = ?1", [id], |r| r.get(0))
+    conn.prepare_cached("SELECT job_id FROM runs WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
         .optional()?
         .ok_or(StoreError::NoSuchRun(id))
 }
@@ -408,9 +407,8 @@ pub fn release(
 /// A run's stored plan (`None`: made when it starts) and the epoch it was written under.
 pub fn plan(conn: &Connection, id: i64) -> Result<Option<(Option<MonitorPlan>, i64)>, StoreError> {
     let found = conn
-        .query_row("SELECT plan, epoch FROM runs WHERE id = ?1", [id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-        })
+        .prepare_cached("SELECT plan, epoch FROM runs WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
         .optional()?;
     found
         .map(|(plan, epoch)| Ok((plan_from(id, &plan)?, epoch)))
