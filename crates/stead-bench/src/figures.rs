@@ -158,6 +158,8 @@ pub struct Idle {
     pub startup: (f64, f64),
     /// The same after [`IDLE_CALLS`] status calls.
     pub after_calls: (f64, f64),
+    /// The resident memory after the calls, anonymous and file-backed, in MiB.
+    pub after_calls_split: (f64, f64),
     /// Context switches of all its threads over the idle window.
     pub switches: u64,
     pub window: Duration,
@@ -196,8 +198,15 @@ pub fn idle(stead: &Stead, pueue: Option<&Pueue>) -> anyhow::Result<(Idle, Optio
             p.status()?;
         }
     }
-    let stead_after = proc::memory_mib(pid)?;
-    let pueue_after = pueue.map(|p| proc::memory_mib(p.pid())).transpose()?;
+    let stead_after = (proc::memory_mib(pid)?, proc::resident_split_mib(pid)?);
+    let pueue_after = pueue
+        .map(|p| {
+            anyhow::Ok((
+                proc::memory_mib(p.pid())?,
+                proc::resident_split_mib(p.pid())?,
+            ))
+        })
+        .transpose()?;
     // Let the last connections wind down before counting.
     std::thread::sleep(Duration::from_millis(200));
     let window = Duration::from_millis(IDLE_HEARTBEAT_MS * u64::from(IDLE_HEARTBEATS));
@@ -210,9 +219,10 @@ pub fn idle(stead: &Stead, pueue: Option<&Pueue>) -> anyhow::Result<(Idle, Optio
         _ => None,
     };
     stead.stop(&dir)?;
-    let make = |startup, after_calls, switches| Idle {
+    let make = |startup, (after_calls, after_calls_split), switches| Idle {
         startup,
         after_calls,
+        after_calls_split,
         switches,
         window,
         heartbeats: IDLE_HEARTBEATS,

@@ -414,21 +414,25 @@ impl FloorReport {
             h.per_post.median
         );
         let mib = |idle: &Idle| idle.after_calls.0;
+        let split = |idle: &Idle| {
+            let (anon, file) = idle.after_calls_split;
+            format!("{:.1} MiB (anonymous {anon:.1}, file {file:.1})", mib(idle))
+        };
         match &self.pueue_idle {
             Some(p) => {
                 let _ = writeln!(
                     out,
-                    "idle resident memory                      stead {:.1} MiB, pueued {:.1} MiB ({:.2}x)",
-                    mib(&self.idle),
-                    mib(p),
+                    "idle resident memory                      stead {}, pueued {} ({:.2}x)",
+                    split(&self.idle),
+                    split(p),
                     mib(&self.idle) / mib(p)
                 );
             }
             None => {
                 let _ = writeln!(
                     out,
-                    "idle resident memory                      stead {:.1} MiB (pueue not found)",
-                    mib(&self.idle)
+                    "idle resident memory                      stead {} (pueue not found)",
+                    split(&self.idle)
                 );
             }
         }
@@ -464,6 +468,8 @@ impl FloorReport {
             "http_post_ms": stats(&self.http.per_post),
             "idle_rss_mib": self.idle.after_calls.0,
             "pueued_idle_rss_mib": self.pueue_idle.as_ref().map(|p| p.after_calls.0),
+            "idle_rss_anon_file_mib": self.idle.after_calls_split,
+            "pueued_idle_rss_anon_file_mib": self.pueue_idle.as_ref().map(|p| p.after_calls_split),
             "warm_status_ms": stats(&self.warm),
             "pueue_warm_status_ms": self.pueue_warm.as_ref().map(stats),
         })

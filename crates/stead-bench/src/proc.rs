@@ -57,6 +57,16 @@ fn parse_field(text: &str, field: &str) -> Option<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
+/// Resident memory now in MiB, split: anonymous (heap, stacks: the process's own) and
+/// file-backed (program text and data mapped from files, which the page cache holds).
+pub fn resident_split_mib(pid: u32) -> anyhow::Result<(f64, f64)> {
+    let mib = |kb: u64| kb as f64 / 1024.0;
+    Ok((
+        mib(status_field(pid, "RssAnon")?),
+        mib(status_field(pid, "RssFile")?),
+    ))
+}
+
 /// Resident memory now and at its peak, in MiB.
 pub fn memory_mib(pid: u32) -> anyhow::Result<(f64, f64)> {
     let mib = |kb: u64| kb as f64 / 1024.0;

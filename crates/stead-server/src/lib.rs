@@ -39,6 +39,8 @@ mod logs;
 mod metrics;
 mod notify;
 mod ownership;
+#[cfg(target_os = "linux")]
+mod resident;
 mod resume;
 mod retention;
 mod runs;
@@ -183,11 +185,15 @@ pub async fn run(
     runs::reconcile(&shared).await;
     cluster::start(&shared);
     on_ready(&shared.hello());
-    // Up before the first run needs it, off the path of this server's first answers.
+    // Up before the first run needs it, off the path of this server's first answers;
+    // then what the start touched is let go of.
     #[cfg(target_os = "linux")]
     {
         let warming = shared.clone();
-        tokio::task::spawn_blocking(move || warming.spawner.warm());
+        tokio::task::spawn_blocking(move || {
+            warming.spawner.warm();
+            resident::let_go_of_start();
+        });
     }
 
     let tracker = TaskTracker::new();
