@@ -175,7 +175,6 @@ pub fn watch(
         exit: None,
         stop: None,
         late: None,
-        leftovers: 0,
         signalled: 0,
         kill_at: None,
         recheck_at: None,
@@ -227,9 +226,10 @@ struct Watch {
     stop: Option<Stop>,
     /// A stop asked for after the leader had exited by itself.
     late: Option<Stop>,
-    /// Processes still alive in the group when the leader exited by itself.
-    leftovers: usize,
-    /// Processes of the group alive when the monitor first signalled it.
+    /// Processes of the group alive when the monitor first signalled it (once the
+    /// leader had exited by itself: the leftovers). Counted once, at the signal: a
+    /// process still starting when the leader exited may leave the group before it (a
+    /// `setsid` on its way), and is then counted among the escapees instead, not twice.
     signalled: usize,
     /// When SIGKILL is due, once the group has been sent SIGTERM.
     kill_at: Option<Instant>,
@@ -355,8 +355,7 @@ impl Watch {
         self.recheck_at = Some(Instant::now());
         if self.stop.is_none() {
             // Whatever outlived the leader is left over: the run is over, so it goes.
-            self.leftovers = group::live_members(self.leader);
-            if self.leftovers > 0 {
+            if group::live_members(self.leader) > 0 {
                 self.terminate();
             }
         }
@@ -429,7 +428,11 @@ impl Watch {
             },
             (Some(stop), _) => RunEnd::with_reason(stop.status(), stop.reason(), now),
         };
-        let leftovers = self.leftovers + if self.stop.is_none() { escaped } else { 0 };
+        let leftovers = if self.stop.is_none() {
+            self.signalled + escaped
+        } else {
+            0
+        };
         if leftovers > 0 {
             let plural = if leftovers == 1 { "" } else { "es" };
             let note = format!("killed {leftovers} leftover process{plural}");
