@@ -327,14 +327,21 @@ impl Session {
             every: w.every,
             check: &check,
         });
-        let chained = chain::run(
+        let mut chained = chain::run(
             plan,
             &mut self.signals,
             &mut self.log,
             &restarting,
             ownership,
         );
-        self.log.finish();
+        if let Some(lost) = self.log.finish() {
+            // The log could not be made to say it: the run's record does.
+            let end = &mut chained.end;
+            end.reason = Some(match end.reason.take() {
+                Some(reason) => format!("{reason}; {lost}"),
+                None => lost,
+            });
+        }
         chained
     }
 }

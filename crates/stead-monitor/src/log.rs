@@ -14,12 +14,21 @@
 //! A run's log is a new file: created with `O_CREAT | O_EXCL | O_NOFOLLOW` (mode 0600),
 //! so a file or a link planted at the run's predictable path (`logs/runs/ID.log`, by an
 //! earlier run of the same user, say) is never followed, appended to or passed off as
-//! the run's output: the run fails to start, saying why.
+//! the run's output: when the monitor starts, a path already taken makes the run fail to
+//! start, saying why.
+//!
+//! The file is created when there is a first byte to write (output, or a note of the
+//! monitor's), not before: a run that prints nothing, as most scheduled jobs do, leaves
+//! no file, and readers take a missing log for an empty one. Creating a file is the one
+//! step of a run's start that waits on the file system's allocator (on ext4, for a
+//! directory that has seen many files deleted, it costs more than the whole rest of a
+//! start). Should the path be taken between the check and the first write, nothing is
+//! written to it; the run's end then says what was lost ([`Log::finish`]).
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use stead_core::disk::space_of;
 use stead_protocol::KeepFree;
@@ -30,7 +39,10 @@ const CHECK_EVERY: u64 = 64 * 1024;
 
 #[derive(Debug)]
 pub struct Log {
-    file: File,
+    path: PathBuf,
+    /// The file, once something was written to it.
+    file: Option<File>,
+    keep_free: KeepFree,
     /// Bytes in the file, the monitor's notes included.
     len: u64,
     max: u64,
@@ -55,27 +67,27 @@ struct Room {
 }
 
 impl Log {
-    /// Creates the log at `path` (0600) and its directories (0700): output is private to
-    /// the user whose jobs run. Anything already at `path` is refused, never opened.
+    /// The log at `path`, to be created (0600) at the first write, in directories made
+    /// now (0700): output is private to the user whose jobs run. Anything already at
+    /// `path` is refused, never opened.
     pub fn open(path: &Path, max: u64, keep_free: KeepFree) -> io::Result<Self> {
-        let file = create_new(path).map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "something is already at that path (a file or a link planted there?); \
-                 stead neither follows nor appends to it",
-            ),
-            _ => e,
-        })?;
-        let (free, total) = space_of(&file).unwrap_or((u64::MAX, 0));
+        make_parent(path)?;
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+            Ok(_) => return Err(taken()),
+        }
         Ok(Self {
-            file,
+            path: path.to_path_buf(),
+            file: None,
+            keep_free,
             len: 0,
             max,
             truncated: false,
             at_line_start: true,
             room: Room {
-                reserve: keep_free.bytes_of(total),
-                free,
+                reserve: 0,
+                free: u64::MAX,
                 written_since: 0,
                 dropped: 0,
                 why: None,
@@ -90,7 +102,12 @@ impl Log {
         }
         let room = usize::try_from(self.max.saturating_sub(self.len)).unwrap_or(usize::MAX);
         let kept = &bytes[..bytes.len().min(room)];
-        match self.no_room_for(kept.len() as u64) {
+        // Created first, so that the reserve is known before the first bytes go in.
+        let refused = match self.created() {
+            Ok(_) => self.no_room_for(kept.len() as u64),
+            Err(e) => Some(format!("the log could not be created ({e})")),
+        };
+        match refused {
             Some(why) => self.drop_output(kept.len() as u64, why),
             None => {
                 self.say_dropped("writing again");
@@ -117,9 +134,38 @@ impl Log {
     }
 
     /// Says how much output was dropped for want of room, if any is unsaid: called once
-    /// the command is done, before the run's end is recorded.
-    pub fn finish(&mut self) {
+    /// the command is done, before the run's end is recorded. Answers what could not be
+    /// said in the log because it could not be created, for the run's end to say.
+    pub fn finish(&mut self) -> Option<String> {
         self.say_dropped("to the end of the command");
+        let lost = (self.room.dropped > 0).then(|| {
+            format!(
+                "{} bytes of output lost: {}",
+                self.room.dropped,
+                self.room
+                    .why
+                    .as_deref()
+                    .unwrap_or("the log could not be written")
+            )
+        });
+        self.room.dropped = 0;
+        lost
+    }
+
+    /// The file, created now if nothing was written yet, with the free space of its disk
+    /// read once it exists.
+    fn created(&mut self) -> io::Result<&mut File> {
+        if self.file.is_none() {
+            let file = create_new(&self.path).map_err(|e| match e.kind() {
+                io::ErrorKind::AlreadyExists => taken(),
+                _ => e,
+            })?;
+            let (free, total) = space_of(&file).unwrap_or((u64::MAX, 0));
+            self.room.reserve = self.keep_free.bytes_of(total);
+            self.room.free = free;
+            self.file = Some(file);
+        }
+        Ok(self.file.as_mut().expect("created above"))
     }
 
     /// Why `n` more bytes may not be written, if they may not: the reserve would be
@@ -133,7 +179,10 @@ impl Log {
         let estimate = room.free.saturating_sub(room.written_since);
         let due = room.written_since + n >= CHECK_EVERY
             || estimate.saturating_sub(n) < room.reserve.saturating_add(CHECK_EVERY);
-        if due && let Ok((free, _)) = space_of(&self.file) {
+        if due
+            && let Some(file) = &self.file
+            && let Ok((free, _)) = space_of(file)
+        {
             room.free = free;
             room.written_since = 0;
         }
@@ -156,18 +205,25 @@ impl Log {
         if self.room.dropped == 0 {
             return;
         }
-        let (n, why) = (self.room.dropped, self.room.why.take().unwrap_or_default());
-        self.room.dropped = 0;
+        let (n, why) = (
+            self.room.dropped,
+            self.room.why.as_deref().unwrap_or_default(),
+        );
         let lead = if self.at_line_start { "" } else { "\n" };
         let line = format!("{lead}[stead: {n} bytes of output dropped: {why}; {and}]\n");
-        let _ = self.write(line.as_bytes());
+        // Said only once it is written: a log that could not be created is told of by
+        // the run's end instead (see `finish`).
+        if self.write(line.as_bytes()).is_ok() {
+            self.room.dropped = 0;
+            self.room.why = None;
+        }
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         if bytes.is_empty() {
             return Ok(());
         }
-        self.file.write_all(bytes)?;
+        self.created()?.write_all(bytes)?;
         self.len += bytes.len() as u64;
         self.room.written_since += bytes.len() as u64;
         self.at_line_start = bytes.ends_with(b"\n");
@@ -183,14 +239,98 @@ pub fn note_at(path: &Path, text: &str) {
     }
 }
 
-fn create_new(path: &Path) -> io::Result<File> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+fn taken() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "something is already at that path (a file or a link planted there?); \
+         stead neither follows nor appends to it",
+    )
+}
+
+fn make_parent(path: &Path) -> io::Result<()> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => DirBuilder::new().recursive(true).mode(0o700).create(dir),
+        None => Ok(()),
     }
+}
+
+fn create_new(path: &Path) -> io::Result<File> {
+    make_parent(path)?;
     OpenOptions::new()
         .append(true)
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .mode(0o600)
         .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log_in(dir: &Path) -> (PathBuf, Log) {
+        let path = dir.join("runs").join("1.log");
+        let log = Log::open(&path, 1024, KeepFree::default()).unwrap();
+        (path, log)
+    }
+
+    #[test]
+    fn a_run_that_writes_nothing_leaves_no_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (path, mut log) = log_in(tmp.path());
+        assert_eq!(log.finish(), None);
+        assert!(!path.exists(), "nothing was written, so no file");
+        let dir = std::fs::metadata(path.parent().unwrap()).unwrap();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&dir.permissions()) & 0o777,
+            0o700
+        );
+    }
+
+    #[test]
+    fn the_first_byte_creates_the_file_private_to_the_user() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (path, mut log) = log_in(tmp.path());
+        log.output(b"out");
+        log.note("done");
+        assert_eq!(log.finish(), None);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "out\n[stead: done]\n"
+        );
+        let mode = std::fs::metadata(&path).unwrap().permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn a_path_taken_before_the_start_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("runs").join("1.log");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("elsewhere"), &path).unwrap();
+        let refused = Log::open(&path, 1024, KeepFree::default()).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::AlreadyExists);
+        assert!(
+            !tmp.path().join("elsewhere").exists(),
+            "the link was not followed"
+        );
+    }
+
+    #[test]
+    fn a_path_taken_before_the_first_byte_gets_nothing_and_the_end_says_what_was_lost() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (path, mut log) = log_in(tmp.path());
+        std::fs::write(&path, "planted").unwrap();
+        log.output(b"secret output");
+        log.note("a note");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "planted");
+        let lost = log.finish().expect("the loss is told");
+        assert!(
+            lost.starts_with("13 bytes of output lost: the log could not be created"),
+            "{lost}"
+        );
+    }
 }

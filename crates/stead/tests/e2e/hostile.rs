@@ -80,11 +80,14 @@ fn run_writing(dir: &StateDir, name: &str, script: &str) -> i64 {
 #[test]
 fn a_sparse_terabyte_log_is_answered_in_bounded_chunks_and_the_server_lives() {
     let dir = StateDir::new();
-    // The run makes its own log a sparse terabyte, as any job could.
+    // The run makes its own log a sparse terabyte, as any job could, once its monitor
+    // has created it for its first output.
     let id = run_writing(
         &dir,
         "forger",
-        r#"echo before; truncate -s 1T "$STEAD_STATE_DIR/logs/runs/$STEAD_RUN_ID.log""#,
+        r#"echo before; log="$STEAD_STATE_DIR/logs/runs/$STEAD_RUN_ID.log"
+           for _ in $(seq 1000); do [ -s "$log" ] && break; sleep 0.01; done
+           truncate -s 1T "$log""#,
     );
     let api = Api::start(&dir);
     let pid = server_pid(&dir);
