@@ -94,12 +94,19 @@ fn parse_stat(stat: &str) -> Option<(&str, &str)> {
     Some((state, ticks))
 }
 
-/// The kernel's boot id: a fresh UUID at every boot.
+/// The kernel's boot id: a fresh UUID at every boot. Read once per process (a process
+/// never outlives its boot), and inherited by the processes a process forks: a monitor
+/// forked by the spawner reads nothing but its own start time.
 #[cfg(target_os = "linux")]
 pub fn boot_id() -> io::Result<String> {
-    Ok(std::fs::read_to_string("/proc/sys/kernel/random/boot_id")?
+    static BOOT_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(id) = BOOT_ID.get() {
+        return Ok(id.clone());
+    }
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")?
         .trim()
-        .to_string())
+        .to_string();
+    Ok(BOOT_ID.get_or_init(|| id).clone())
 }
 
 #[cfg(target_os = "macos")]

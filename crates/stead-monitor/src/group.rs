@@ -88,6 +88,21 @@ pub fn live_members(leader: Pid) -> usize {
     super::sweep::live_in_group(leader.as_raw_nonzero().get())
 }
 
+/// What outlived the group's leader: how many of its group are alive, and whether
+/// anything descended from the monitor is (an escapee too), which the sweep at the
+/// end then has to end. One look, for the common end of a command that left nothing.
+#[cfg(target_os = "linux")]
+pub fn outlived(leader: Pid) -> (usize, bool) {
+    super::sweep::alive_below(leader.as_raw_nonzero().get())
+}
+
+/// What outlived the group's leader; elsewhere there is no sweep of escapees to skip.
+#[cfg(target_os = "macos")]
+pub fn outlived(leader: Pid) -> (usize, bool) {
+    let in_group = live_members(leader);
+    (in_group, in_group > 0)
+}
+
 /// How many processes of the group are alive (zombies count as dead).
 #[cfg(target_os = "macos")]
 pub fn live_members(leader: Pid) -> usize {

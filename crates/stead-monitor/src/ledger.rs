@@ -51,17 +51,21 @@ pub struct SharedLedger {
     conn: Mutex<Option<Connection>>,
     store: StoreLocator,
     run_ledger: LedgerRef,
-    machine: String,
     lease: Duration,
+}
+
+/// This machine's id, which a monitor needs only to open the ledger itself.
+fn machine() -> String {
+    stead_core::machine::machine_id().unwrap_or_default()
 }
 
 impl Ledger {
     /// The ledger a monitor started with `start` records into.
-    pub fn open(start: &MonitorStart, machine: &str) -> Result<Self, StoreError> {
+    pub fn open(start: &MonitorStart) -> Result<Self, StoreError> {
         let Some(server) = &start.server else {
             let lease = Duration::ZERO;
-            return stead_store::open_recorder(&start.store, &start.plan.ledger, machine, lease)
-                .map(Ledger::Local);
+            let (store, ledger) = (&start.store, &start.plan.ledger);
+            return stead_store::open_recorder(store, ledger, &machine(), lease).map(Ledger::Local);
         };
         let heartbeat = Duration::from_millis(server.heartbeat_ms);
         Ok(Ledger::Shared(Box::new(SharedLedger {
@@ -70,7 +74,6 @@ impl Ledger {
             conn: Mutex::new(None),
             store: start.store.clone(),
             run_ledger: start.plan.ledger.clone(),
-            machine: machine.to_string(),
             lease: Duration::from_millis(server.lease_ms),
         })))
     }
@@ -144,7 +147,7 @@ impl SharedLedger {
         op: impl FnOnce(&dyn RunRecorder) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let recorder =
-            stead_store::open_recorder(&self.store, &self.run_ledger, &self.machine, self.lease)?;
+            stead_store::open_recorder(&self.store, &self.run_ledger, &machine(), self.lease)?;
         op(recorder.as_ref())
     }
 }

@@ -121,10 +121,9 @@ pub fn main() -> i32 {
 /// read its plan, and what a monitor the spawner forked does at once). Exits 0 once the
 /// run is settled, 1 when the ledger could not be written.
 pub fn run_start(start: &MonitorStart) -> i32 {
-    let machine = stead_core::machine::machine_id().unwrap_or_default();
     let plan = &start.plan;
     // A shared ledger may be restarting: the connection is retried as every write is.
-    let ledger = match with_retry(|| Ledger::open(start, &machine)) {
+    let ledger = match with_retry(|| Ledger::open(start)) {
         Ok(ledger) => ledger,
         Err(e) => {
             log::note_at(&plan.log_path, &format!("failed to start: {e}"));

@@ -107,6 +107,10 @@ pub fn serve() -> i32 {
     // nothing else owns it.
     let control = unsafe { OwnedFd::from_raw_fd(0) };
     wake_on_child_exit();
+    // Read once here, for every monitor forked: each is a copy of this process, and
+    // needs read nothing but its own start time.
+    let _ = stead_core::identity::boot_id();
+    let arguments = argument_area();
     let mut buffer = vec![0u8; MAX_REQUEST];
     loop {
         reap();
@@ -124,7 +128,7 @@ pub fn serve() -> i32 {
             serde_json::from_slice::<MonitorStart>(&buffer[..len]),
             stdout,
         ) {
-            (Ok(start), Some(stdout)) => fork_monitor(&control, start, stdout),
+            (Ok(start), Some(stdout)) => fork_monitor(&control, start, stdout, arguments),
             (Err(e), _) => Err(format!("an unreadable plan: {e}")),
             (_, None) => Err("no descriptor came with the plan".to_string()),
         };
@@ -220,13 +224,21 @@ fn receive(
 }
 
 /// Forks a monitor for `start` with `stdout` as its stdout.
-fn fork_monitor(control: &OwnedFd, start: MonitorStart, stdout: OwnedFd) -> Result<Forked, String> {
+fn fork_monitor(
+    control: &OwnedFd,
+    start: MonitorStart,
+    stdout: OwnedFd,
+    arguments: Option<ArgumentArea>,
+) -> Result<Forked, String> {
     // SAFETY: this process has one thread, so the child is a whole copy of it and may
     // run anything.
     match unsafe { libc::fork() } {
         -1 => Err(format!("fork: {}", io::Error::last_os_error())),
         0 => {
             become_monitor(std::os::fd::AsRawFd::as_raw_fd(control), stdout);
+            if let Some(arguments) = arguments {
+                arguments.rename(SUBCOMMAND.as_bytes(), b"monitor");
+            }
             std::process::exit(crate::run_start(&start));
         }
         pid => {
@@ -269,36 +281,42 @@ fn become_monitor(control: std::os::fd::RawFd, stdout: OwnedFd) {
             }
         }
     }
-    rename_in_command_line(SUBCOMMAND.as_bytes(), b"monitor");
 }
 
-/// Rewrites the last occurrence of `from` in this process's command line as `to` (of the
-/// same length), in the memory the kernel shows as `/proc/self/cmdline`.
-fn rename_in_command_line(from: &[u8], to: &[u8]) {
-    debug_assert_eq!(from.len(), to.len());
-    // arg_start and arg_end: fields 48 and 49 of /proc/self/stat, counted after the
-    // command name's closing parenthesis from field 3.
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return;
-    };
-    let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
-        return;
-    };
+/// Where this process's command line lies in its memory (what the kernel shows as
+/// `/proc/self/cmdline`): the same place in every process forked from it.
+#[derive(Debug, Clone, Copy)]
+struct ArgumentArea {
+    start: usize,
+    len: usize,
+}
+
+/// The argument area, from fields 48 and 49 of `/proc/self/stat` (arg_start and
+/// arg_end), counted after the command name's closing parenthesis from field 3.
+fn argument_area() -> Option<ArgumentArea> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let (Some(start), Some(end)) = (
-        fields.get(48 - 3).and_then(|f| f.parse::<usize>().ok()),
-        fields.get(49 - 3).and_then(|f| f.parse::<usize>().ok()),
-    ) else {
-        return;
-    };
-    if end <= start || end - start > 1 << 20 {
-        return;
-    }
-    // SAFETY: [arg_start, arg_end) is this process's own argument area, mapped
-    // writable on its stack, which nothing else of this process reads now (std keeps
-    // a copy of the arguments).
-    let args = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, end - start) };
-    if let Some(at) = args.windows(from.len()).rposition(|w| w == from) {
-        args[at..at + to.len()].copy_from_slice(to);
+    let start = fields.get(48 - 3)?.parse::<usize>().ok()?;
+    let end = fields.get(49 - 3)?.parse::<usize>().ok()?;
+    (end > start && end - start <= 1 << 20).then_some(ArgumentArea {
+        start,
+        len: end - start,
+    })
+}
+
+impl ArgumentArea {
+    /// Rewrites the last occurrence of `from` in the command line as `to` (of the same
+    /// length).
+    fn rename(self, from: &[u8], to: &[u8]) {
+        debug_assert_eq!(from.len(), to.len());
+        // SAFETY: the area is this process's own argument area (read from its own
+        // stat, or inherited through fork from the process that read it), mapped
+        // writable on its stack, which nothing else of this process reads now (std
+        // keeps a copy of the arguments).
+        let args = unsafe { std::slice::from_raw_parts_mut(self.start as *mut u8, self.len) };
+        if let Some(at) = args.windows(from.len()).rposition(|w| w == from) {
+            args[at..at + to.len()].copy_from_slice(to);
+        }
     }
 }

@@ -32,6 +32,13 @@ pub fn live_in_group(group: i32) -> usize {
     linux::live_in_group(group)
 }
 
+/// What is alive below this process: how many of the process group `group`, and
+/// whether anything at all (in that group or outside it), from one walk of the tree.
+#[cfg(target_os = "linux")]
+pub fn alive_below(group: i32) -> (usize, bool) {
+    linux::alive_below(group)
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use std::collections::HashMap;
@@ -103,27 +110,30 @@ mod linux {
     /// subreaper), so the walk down from it finds them: a command that left nothing
     /// behind costs a read or two rather than one of every process on the machine.
     pub fn live_in_group(group: i32) -> usize {
-        descendants(std::process::id() as i32)
-            .iter()
-            .filter(|p| p.group == group)
-            .count()
+        alive_below(group).0
+    }
+
+    pub fn alive_below(group: i32) -> (usize, bool) {
+        let found = descendants(std::process::id() as i32);
+        let in_group = found.iter().filter(|p| p.group == group).count();
+        (in_group, !found.is_empty())
     }
 
     /// The live descendants of `root`: through the `children` lists, or, without them,
-    /// through every process's parent link.
+    /// through every process's parent link. A zombie is not looked into: whatever it
+    /// had was handed to the subreaper (this monitor) as it exited.
     fn descendants(root: i32) -> Vec<Proc> {
-        if children(root).is_none() {
+        let Some(first) = children(root) else {
             return descendants_of(root, &all());
-        }
+        };
         let mut found = Vec::new();
-        let mut next = vec![root];
+        let mut next = first;
         while let Some(pid) = next.pop() {
-            for child in children(pid).unwrap_or_default() {
-                next.push(child);
-                if let Some(p) = read(child).filter(|p| !p.zombie) {
-                    found.push(p);
-                }
-            }
+            let Some(p) = read(pid).filter(|p| !p.zombie) else {
+                continue;
+            };
+            found.push(p);
+            next.extend(children(pid).unwrap_or_default());
         }
         found
     }

@@ -180,6 +180,7 @@ pub fn watch(
         recheck_at: None,
         recheck: FIRST_RECHECK,
         drain_until: None,
+        nothing_left: false,
         own_check_at: ownership.map(|o| Instant::now() + o.every),
     };
     let exit = loop {
@@ -206,8 +207,13 @@ pub fn watch(
         }
     };
     // What left the group (`setsid`, a double fork) goes too; those re-parented to the
-    // monitor are then its zombies, reaped with the rest.
-    let escaped = sweep::end_descendants(watch.limits.kill_grace);
+    // monitor are then its zombies, reaped with the rest. When nothing at all outlived
+    // the leader there is nothing to look for: only a live process could have made one.
+    let escaped = if watch.nothing_left {
+        0
+    } else {
+        sweep::end_descendants(watch.limits.kill_grace)
+    };
     reap::reap_all();
     Watched {
         end: watch.end(exit, escaped),
@@ -239,6 +245,9 @@ struct Watch {
     recheck: Duration,
     /// When to stop waiting for the pipes, once the group is empty.
     drain_until: Option<Instant>,
+    /// Nothing descended from the monitor was alive when the leader exited: the group
+    /// is empty for good, and nothing escaped it.
+    nothing_left: bool,
     /// When to next ask the ledger whether the run is still this monitor's.
     own_check_at: Option<Instant>,
 }
@@ -352,12 +361,22 @@ impl Watch {
 
     fn on_exit(&mut self, exit: ChildExit) {
         self.exit = Some(exit);
-        self.recheck_at = Some(Instant::now());
-        if self.stop.is_none() {
+        let now = Instant::now();
+        let (in_group, anything) = group::outlived(self.leader);
+        if !anything {
+            self.nothing_left = true;
+            self.recheck_at = None;
+            self.kill_at = None;
+            self.drain_until = Some(now + DRAIN);
+            return;
+        }
+        self.recheck_at = Some(now);
+        if self.stop.is_none() && in_group > 0 {
             // Whatever outlived the leader is left over: the run is over, so it goes.
-            if group::live_members(self.leader) > 0 {
-                self.terminate();
+            if self.signalled == 0 {
+                self.signalled = in_group;
             }
+            self.terminate();
         }
     }
 
