@@ -1,75 +1,81 @@
-//! Group commit for the writes monitors send through their server: the running marks and
-//! the ends that arrive while one transaction commits are written together by the next,
-//! so a burst of a thousand starts costs a handful of commits rather than a thousand, and
-//! a lone write waits for nothing but its own commit.
+//! Group commit for the writes about runs that reach the server at once: on-demand
+//! admissions, monitors' running marks and runs' ends. Whatever arrives while one
+//! transaction commits is written together by the next (one wait for the disk for all
+//! of them, each in a savepoint of its own: `stead_store::RunWrites`), so a burst of a
+//! thousand starts costs a handful of commits rather than a thousand, an on-demand run's
+//! admission shares its commit with the ends of the runs before it, and a lone write
+//! waits for nothing but its own commit.
 //!
 //! Whoever finds no commit under way becomes the committer: a task of its own (a caller
 //! whose connection closes cannot strand the others) that commits what is pending, then
 //! what arrived meanwhile, until nothing is left.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use stead_protocol::{ErrorBody, ErrorCode};
-use stead_store::StoreError;
+use stead_core::records::{NewRun, StoredJob};
+use stead_core::runs::RunEnd;
+use stead_protocol::{ErrorBody, ErrorCode, RunParams};
+use stead_store::{Mark, RunWrite, RunWritten, StoreError};
 use tokio::sync::oneshot;
 
 use crate::ledger::{blocking, store_error};
+use crate::runs::{on_demand, plan_for};
 use crate::shared::Shared;
 
 /// The most writes one transaction carries: a longer burst is split, so no commit holds
 /// the ledger for long.
 const MOST: usize = 512;
 
-type Reply<Out> = oneshot::Sender<Result<Out, ErrorBody>>;
-
-/// Writes waiting for the next commit; see the module docs.
-pub struct Group<Req, Out> {
-    state: Mutex<State<Req, Out>>,
+/// A write waiting for the next commit.
+#[derive(Debug)]
+pub enum Write {
+    /// A run of the job named `job` now, with parameters of its own.
+    Admit {
+        job: String,
+        params: RunParams,
+    },
+    Mark(Mark),
+    /// A run's end, from its monitor.
+    End(i64, RunEnd),
 }
 
-struct State<Req, Out> {
-    pending: Vec<(Req, Reply<Out>)>,
+type Reply = oneshot::Sender<Result<RunWritten, ErrorBody>>;
+
+/// Writes waiting for the next commit; see the module docs.
+#[derive(Default)]
+pub struct Group {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    pending: Vec<(Write, Reply)>,
     committing: bool,
 }
 
-impl<Req, Out> Default for Group<Req, Out> {
-    fn default() -> Self {
-        Self {
-            state: Mutex::new(State {
-                pending: Vec::new(),
-                committing: false,
-            }),
-        }
-    }
-}
-
-impl<Req, Out> std::fmt::Debug for Group<Req, Out> {
+impl std::fmt::Debug for Group {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         write!(f, "Group({} pending)", state.pending.len())
     }
 }
 
-/// Writes a batch, answering each request in order.
-pub type Commit<Req, Out> = fn(&Shared, &[Req]) -> Vec<Result<Out, StoreError>>;
-
-impl<Req: Send + 'static, Out: Send + 'static> Group<Req, Out> {
-    /// Writes `req` with whatever else is pending, by `commit`; `of` finds this group in
-    /// the server's state (the committer outlives the caller).
-    pub async fn write(
-        shared: &Arc<Shared>,
-        of: fn(&Shared) -> &Self,
-        commit: Commit<Req, Out>,
-        req: Req,
-    ) -> Result<Out, ErrorBody> {
+impl Group {
+    /// Writes `write` with whatever else is pending.
+    pub async fn write(shared: &Arc<Shared>, write: Write) -> Result<RunWritten, ErrorBody> {
         let (reply, answer) = oneshot::channel();
         let lead = {
-            let mut state = of(shared).state.lock().unwrap_or_else(|p| p.into_inner());
-            state.pending.push((req, reply));
+            let mut state = shared
+                .writes
+                .state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            state.pending.push((write, reply));
             !std::mem::replace(&mut state.committing, true)
         };
         if lead {
-            tokio::spawn(commit_all(shared.clone(), of, commit));
+            tokio::spawn(commit_all(shared.clone()));
         }
         answer.await.unwrap_or_else(|_| {
             Err(ErrorBody::new(
@@ -80,14 +86,14 @@ impl<Req: Send + 'static, Out: Send + 'static> Group<Req, Out> {
     }
 }
 
-async fn commit_all<Req: Send + 'static, Out: Send + 'static>(
-    shared: Arc<Shared>,
-    of: fn(&Shared) -> &Group<Req, Out>,
-    commit: Commit<Req, Out>,
-) {
+async fn commit_all(shared: Arc<Shared>) {
     loop {
-        let batch: Vec<(Req, Reply<Out>)> = {
-            let mut state = of(&shared).state.lock().unwrap_or_else(|p| p.into_inner());
+        let batch: Vec<(Write, Reply)> = {
+            let mut state = shared
+                .writes
+                .state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             if state.pending.is_empty() {
                 state.committing = false;
                 return;
@@ -96,12 +102,11 @@ async fn commit_all<Req: Send + 'static, Out: Send + 'static>(
             let rest = state.pending.split_off(most);
             std::mem::replace(&mut state.pending, rest)
         };
-        let (reqs, replies): (Vec<Req>, Vec<Reply<Out>>) = batch.into_iter().unzip();
-        let written = blocking(&shared, move |s| Ok(commit(s, &reqs))).await;
-        match written {
-            Ok(outs) => {
-                for (reply, out) in replies.into_iter().zip(outs) {
-                    let _ = reply.send(out.map_err(store_error));
+        let (writes, replies): (Vec<Write>, Vec<Reply>) = batch.into_iter().unzip();
+        match blocking(&shared, move |s| commit(s, &writes)).await {
+            Ok(answers) => {
+                for (reply, answer) in replies.into_iter().zip(answers) {
+                    let _ = reply.send(answer.map_err(store_error));
                 }
             }
             Err(e) => {
@@ -111,4 +116,43 @@ async fn commit_all<Req: Send + 'static, Out: Send + 'static>(
             }
         }
     }
+}
+
+/// Writes `writes` in one transaction; `Err` when the transaction as a whole failed.
+fn commit(
+    shared: &Shared,
+    writes: &[Write],
+) -> Result<Vec<Result<RunWritten, StoreError>>, StoreError> {
+    let log_dir = shared.world.paths.logs_dir().join("runs");
+    let epoch = shared.epoch();
+    type Make<'a> = Box<dyn Fn(&StoredJob) -> NewRun + 'a>;
+    let makes: Vec<Option<Make<'_>>> = writes
+        .iter()
+        .map(|write| match write {
+            Write::Admit { params, .. } => {
+                Some(Box::new(move |job: &StoredJob| on_demand(shared, job, params)) as Make<'_>)
+            }
+            Write::Mark(_) | Write::End(..) => None,
+        })
+        .collect();
+    let plan = |job: &StoredJob, new: &NewRun, id: i64, log: &Path, key: &str| {
+        plan_for(shared, &job.spec, new, id, log, key)
+    };
+    let runs: Vec<RunWrite<'_>> = writes
+        .iter()
+        .zip(&makes)
+        .map(|(write, make)| match (write, make) {
+            (Write::Admit { job, .. }, Some(make)) => RunWrite::Admit {
+                job,
+                new: make.as_ref(),
+                log_dir: &log_dir,
+                plan: &plan,
+                epoch,
+            },
+            (Write::Mark(mark), _) => RunWrite::Mark(mark),
+            (Write::End(id, end), _) => RunWrite::End(*id, end),
+            (Write::Admit { .. }, None) => unreachable!("every admission has its maker"),
+        })
+        .collect();
+    shared.world.store.write_runs(&runs)
 }

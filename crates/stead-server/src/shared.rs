@@ -77,10 +77,9 @@ pub struct Shared {
     /// The process that forks runs' monitors.
     #[cfg(target_os = "linux")]
     pub spawner: crate::runs::spawner::Spawner,
-    /// Monitors' running marks waiting for their commit.
-    pub marks: crate::group::Group<stead_store::Mark, bool>,
-    /// Monitors' run ends waiting for their commit.
-    pub ends: crate::group::Group<(i64, stead_core::runs::RunEnd), bool>,
+    /// On-demand admissions, monitors' running marks and runs' ends waiting for their
+    /// commit.
+    pub writes: crate::group::Group,
     /// The id of every run whose row changed (created, started, ended).
     pub run_events: broadcast::Sender<i64>,
     /// Wakes the resumer: a run was cut while this server serves, or a service it waited
@@ -153,8 +152,7 @@ impl Shared {
             jobs_changed: Notify::new(),
             waiting_changed: Notify::new(),
             notifiers_changed: Notify::new(),
-            marks: crate::group::Group::default(),
-            ends: crate::group::Group::default(),
+            writes: crate::group::Group::default(),
             run_events: broadcast::channel(1024).0,
             runs_cut: Notify::new(),
             changes: watch::channel(0).0,

@@ -264,6 +264,17 @@ pub(crate) mod sealed {
     use super::{Guard, Steps};
     use crate::StoreError;
 
+    /// One part of [`Backend::write_each`]: its guard, and what it writes.
+    pub type Part<'a, B, T> = (
+        Guard,
+        &'a mut dyn FnMut(&mut <B as Backend>::Tx<'_>) -> Result<T, StoreError>,
+    );
+
+    /// Whether the commit of `parts` need not wait on the disk: all are marks.
+    pub fn relaxed<B: Backend, T>(parts: &[Part<'_, B, T>]) -> bool {
+        parts.iter().all(|(guard, _)| *guard == Guard::Mark)
+    }
+
     /// How a backend runs the steps: a read outside any write transaction, or one write
     /// transaction fenced by a [`Guard`]. Sealed: the two backends of this crate are
     /// the only ones, and every store trait is implemented for them through it.
@@ -284,6 +295,21 @@ pub(crate) mod sealed {
             guard: Guard,
             f: &mut dyn FnMut(&mut Self::Tx<'_>) -> Result<T, StoreError>,
         ) -> Result<T, StoreError>;
+
+        /// Runs each of `parts` in a savepoint of one write transaction, after checking
+        /// its own guard, and commits them together: one wait for the disk for the lot,
+        /// and a part that fails (refused, fenced) is undone alone, its error in its
+        /// place of the answer. The commit is not waited onto the disk when every part
+        /// is a [`Guard::Mark`]. `Err` when the transaction itself failed (begun,
+        /// committed, or a savepoint could not be undone): then none of it was written.
+        /// Parts may be called again when the connection was lost before anything
+        /// committed, as [`Backend::write`]'s `f` may.
+        fn write_each<T>(
+            &self,
+            parts: &mut [Part<'_, Self, T>],
+        ) -> Result<Vec<Result<T, StoreError>>, StoreError>
+        where
+            Self: Sized;
 
         /// Gives the space of deleted rows back to the file system, at most `pages`
         /// pages at a time (see `docs/ledger.md`, "Keeping the ledger compact").

@@ -139,7 +139,7 @@ pub(crate) fn settle(tx: &mut impl Steps, id: i64, end: &RunEnd) -> Result<bool,
     announced(tx, id, ended)
 }
 
-fn admit(
+pub(crate) fn admit(
     tx: &mut impl Steps,
     new: &NewRun,
     log_dir: &Path,

@@ -5,6 +5,8 @@
 //! - [`Catalog`]: jobs, services and holds;
 //! - [`RunLedger`]: runs, admitted under their job's concurrency policy and settled once;
 //! - [`RunRecorder`]: a run's monitor records its own run;
+//! - [`RunWrites`]: admissions, marks and ends that reach a server at once, committed
+//!   together;
 //! - [`Retention`]: pruning old runs and recording pruned logs;
 //! - [`Notices`]: notifiers and the outbox of events about runs;
 //! - [`Cluster`]: what only a ledger shared by several hosts does (leadership, claims,
@@ -34,6 +36,7 @@ mod retention;
 mod rows;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+mod together;
 
 use std::sync::Arc;
 
@@ -47,10 +50,11 @@ pub use ledger::{BatchPlanFn, PlanFn, RunLedger};
 pub use notices::Notices;
 pub use recorder::{Mark, RunRecorder};
 pub use retention::{Batch, KeepRule, LogState, PRUNE_BATCH, Prunable, Retention};
+pub use together::{JobPlanFn, NewRunFn, RunWrite, RunWrites, RunWritten};
 
 /// A ledger as a server uses it.
 pub trait Store:
-    Lease + Catalog + RunLedger + Retention + Notices + Send + Sync + std::fmt::Debug
+    Lease + Catalog + RunLedger + RunWrites + Retention + Notices + Send + Sync + std::fmt::Debug
 {
     /// Which ledger this is, as a run's plan names it (nothing secret).
     fn ledger_ref(&self) -> LedgerRef;

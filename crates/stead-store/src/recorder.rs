@@ -40,24 +40,10 @@ pub trait RunRecorder {
     /// Gets ready for the first write (a connection opened ahead of it), so that a run
     /// marked on its instant pays for nothing but the write. Nothing by default.
     fn prepare(&self) {}
-
-    /// [`mark_running`](Self::mark_running) for each of `marks`, answered in order: in one
-    /// transaction on the ledger, so a burst of starts costs one commit.
-    fn mark_running_all(&self, marks: &[Mark]) -> Vec<Result<bool, StoreError>> {
-        marks
-            .iter()
-            .map(|m| self.mark_running(m.run_id, m.monitor_pid, &m.monitor_identity, m.started_at))
-            .collect()
-    }
-
-    /// [`finish`](Self::finish) for each of `ends`, answered in order: in one durable
-    /// transaction on the ledger, so a burst of ends costs one wait for the disk.
-    fn finish_all(&self, ends: &[(i64, RunEnd)]) -> Vec<Result<bool, StoreError>> {
-        ends.iter().map(|(id, end)| self.finish(*id, end)).collect()
-    }
 }
 
-/// One monitor's running mark, for [`RunRecorder::mark_running_all`].
+/// One monitor's running mark, as its server writes it with others
+/// ([`RunWrite::Mark`](crate::RunWrite::Mark)).
 #[derive(Debug, Clone)]
 pub struct Mark {
     pub run_id: i64,
@@ -71,7 +57,7 @@ pub struct Mark {
 /// service is being restarted was cut by the restart: it is owed, not failed. That is
 /// decided here, in the same transaction, with the services locked, so the outcome cannot
 /// race the restart's start or end.
-fn finish(tx: &mut impl Steps, run_id: i64, end: &RunEnd) -> Result<bool, StoreError> {
+pub(crate) fn finish(tx: &mut impl Steps, run_id: i64, end: &RunEnd) -> Result<bool, StoreError> {
     let job_id = tx.run_job(run_id)?;
     let restarting = if end.status == RunStatus::Failed {
         tx.services_restarting_for(job_id, true)?
@@ -86,6 +72,12 @@ fn finish(tx: &mut impl Steps, run_id: i64, end: &RunEnd) -> Result<bool, StoreE
     announced(tx, run_id, finished)
 }
 
+/// `queued → running`, naming the monitor.
+pub(crate) fn mark(tx: &mut impl Steps, m: &Mark) -> Result<bool, StoreError> {
+    let marked = tx.run_mark_running(m.run_id, m.monitor_pid, &m.monitor_identity, m.started_at)?;
+    announced(tx, m.run_id, marked)
+}
+
 impl<B: Backend> RunRecorder for B {
     fn mark_running(
         &self,
@@ -94,10 +86,13 @@ impl<B: Backend> RunRecorder for B {
         monitor_identity: &StartIdentity,
         started_at: Timestamp,
     ) -> Result<bool, StoreError> {
-        self.write(Guard::Mark, &mut |tx| {
-            let marked = tx.run_mark_running(run_id, monitor_pid, monitor_identity, started_at)?;
-            announced(tx, run_id, marked)
-        })
+        let m = Mark {
+            run_id,
+            monitor_pid,
+            monitor_identity: monitor_identity.clone(),
+            started_at,
+        };
+        self.write(Guard::Mark, &mut |tx| mark(tx, &m))
     }
 
     fn finish(&self, run_id: i64, end: &RunEnd) -> Result<bool, StoreError> {
@@ -106,44 +101,6 @@ impl<B: Backend> RunRecorder for B {
 
     fn run(&self, run_id: i64) -> Result<Option<Run>, StoreError> {
         self.read(&mut |tx| tx.run_get(run_id))
-    }
-
-    fn mark_running_all(&self, marks: &[Mark]) -> Vec<Result<bool, StoreError>> {
-        let together = self.write(Guard::Mark, &mut |tx| {
-            let mut marked = Vec::with_capacity(marks.len());
-            for m in marks {
-                let one = tx.run_mark_running(
-                    m.run_id,
-                    m.monitor_pid,
-                    &m.monitor_identity,
-                    m.started_at,
-                )?;
-                marked.push(announced(tx, m.run_id, one)?);
-            }
-            Ok(marked)
-        });
-        match together {
-            Ok(marked) => marked.into_iter().map(Ok).collect(),
-            // One of them failed the transaction: each alone, so it costs the others nothing.
-            Err(_) => marks
-                .iter()
-                .map(|m| {
-                    self.mark_running(m.run_id, m.monitor_pid, &m.monitor_identity, m.started_at)
-                })
-                .collect(),
-        }
-    }
-
-    fn finish_all(&self, ends: &[(i64, RunEnd)]) -> Vec<Result<bool, StoreError>> {
-        let together = self.write(Guard::Unfenced, &mut |tx| {
-            ends.iter()
-                .map(|(id, end)| finish(tx, *id, end))
-                .collect::<Result<Vec<bool>, StoreError>>()
-        });
-        match together {
-            Ok(finished) => finished.into_iter().map(Ok).collect(),
-            Err(_) => ends.iter().map(|(id, end)| self.finish(*id, end)).collect(),
-        }
     }
 
     fn restarting_service(&self, run_id: i64) -> Result<Option<String>, StoreError> {

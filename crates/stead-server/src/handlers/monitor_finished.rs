@@ -1,21 +1,17 @@
 //! `monitor_finished`: a monitor of this host records how its run ended, through its
-//! server, together with its neighbours (see `group`), its time as the ledger's clock has it.
+//! server, together with the other writes about runs (see `group`), its time as the
+//! ledger's clock has it.
 
 use std::sync::Arc;
 
 use jiff::Timestamp;
 use stead_core::runs::RunEnd;
 use stead_protocol::MonitorFinished;
-use stead_store::StoreError;
+use stead_store::RunWritten;
 
 use super::{Answer, invalid};
-use crate::group::Group;
+use crate::group::{Group, Write};
 use crate::shared::Shared;
-
-/// The ends of a burst, in one durable transaction.
-fn commit(shared: &Shared, ends: &[(i64, RunEnd)]) -> Vec<Result<bool, StoreError>> {
-    shared.world.store.recorder().finish_all(ends)
-}
 
 pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<bool> {
     if !params.status.is_terminal() {
@@ -38,7 +34,10 @@ pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<boo
         ended_at,
         ended_processes: params.ended_processes,
     };
-    let recorded = Group::write(shared, |s| &s.ends, commit, (id, end)).await?;
+    let recorded = matches!(
+        Group::write(shared, Write::End(id, end)).await?,
+        RunWritten::Ended(true)
+    );
     let _ = shared.run_events.send(id);
     Ok(recorded)
 }

@@ -5,13 +5,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use stead_core::records::{Admission, Fence, NewRun, StoredJob};
-use stead_protocol::{ErrorBody, ErrorCode, Run, RunParams, RunStatus, Trigger};
-use stead_store::StoreError;
+use stead_protocol::{ErrorBody, Run, RunParams, RunStatus, Trigger};
+use stead_store::{RunWritten, StoreError};
 use tracing::info;
 
 use super::cancel::signal_cancel;
 use super::plan::plan_for;
 use super::spawn::launch;
+use crate::group::{Group, Write};
 use crate::ledger::{blocking, store_error};
 use crate::shared::Shared;
 
@@ -38,50 +39,44 @@ pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result
 }
 
 /// An on-demand run of the job named `name`: found and admitted in one trip to the
-/// ledger, and answered as admitted the moment its row is committed. Its monitor starts
-/// after the answer (a stopping server lets it: `Shared::launches`): the row is durable
-/// before the command starts either way, and a server that dies in between leaves a
-/// queued row of its own that the next one cuts and resumes, as it would a run whose
-/// monitor it had started.
+/// ledger, in the commit it shares with the other writes about runs pending (see
+/// `group`), and answered as admitted the moment its row is committed. Its monitor
+/// starts after the answer (a stopping server lets it: `Shared::launches`): the row is
+/// durable before the command starts either way, and a server that dies in between
+/// leaves a queued row of its own that the next one cuts and resumes, as it would a run
+/// whose monitor it had started.
 pub async fn start_now(
     shared: &Arc<Shared>,
     name: String,
     params: RunParams,
 ) -> Result<Run, ErrorBody> {
-    let asked = name.clone();
-    let admission = blocking(shared, move |s| {
-        let Some(job) = s.world.store.job_get(&name)? else {
-            return Ok(None);
-        };
-        let new = limited(
-            s,
-            NewRun {
-                params: (!params.is_empty()).then_some(params),
-                ..NewRun::of(
-                    &job,
-                    Trigger::OnDemand,
-                    s.queue_host(),
-                    &s.boot_id,
-                    s.world.clock.now(),
-                )
-            },
-        );
-        let epoch = epoch_of(s, &new);
-        let log_dir = s.world.paths.logs_dir().join("runs");
-        let plan = |id: i64, log: &Path, key: &str| plan_for(s, &job.spec, &new, id, log, key);
-        s.world
-            .store
-            .run_admit(&new, &log_dir, &plan, epoch)
-            .map(Some)
-    })
-    .await?
-    .ok_or_else(|| ErrorBody::new(ErrorCode::NotFound, format!("no job named {asked:?}")))?;
+    let written = Group::write(shared, Write::Admit { job: name, params }).await?;
+    let RunWritten::Admitted(admission) = written else {
+        unreachable!("an admission is answered as one")
+    };
     let run = admission.run.clone();
     let following = shared.clone();
     shared
         .launches
-        .spawn(async move { follow_admission(&following, admission).await });
+        .spawn(async move { follow_admission(&following, *admission).await });
     Ok(run)
+}
+
+/// An on-demand run of `job` with `params`, as this host admits one.
+pub fn on_demand(shared: &Shared, job: &StoredJob, params: &RunParams) -> NewRun {
+    limited(
+        shared,
+        NewRun {
+            params: (!params.is_empty()).then(|| params.clone()),
+            ..NewRun::of(
+                job,
+                Trigger::OnDemand,
+                shared.queue_host(),
+                &shared.boot_id,
+                shared.world.clock.now(),
+            )
+        },
+    )
 }
 
 /// A fire of the scheduler's: the job and its row.

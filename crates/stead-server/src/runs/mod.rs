@@ -19,7 +19,7 @@ pub mod spawner;
 mod wait;
 mod watch;
 
-pub use admit::{Fire, start, start_fires, start_now};
+pub use admit::{Fire, on_demand, start, start_fires, start_now};
 pub use cancel::{cancel, cut_where, relay_cancels};
 pub use plan::plan_for;
 pub use reconcile::reconcile;

@@ -40,6 +40,7 @@ mod leases;
 mod outcomes;
 mod retention;
 mod runs;
+mod together;
 
 /// A backend under test: the server's store and a monitor's recorder in one.
 pub trait Ledger: Store + RunRecorder {}
@@ -152,7 +153,10 @@ contract![
     outcomes::a_success_writes_a_waiting_run_of_each_enabled_downstream_job,
     outcomes::events_are_written_with_their_outcome_for_the_notifiers_that_listen,
     outcomes::queue_loads_count_handed_over_and_waiting_runs,
-    outcomes::a_run_closed_by_its_receipt_starts_what_runs_after_it;
+    outcomes::a_run_closed_by_its_receipt_starts_what_runs_after_it,
+    together::writes_of_runs_are_answered_each_as_alone_and_seen_once_committed,
+    together::a_refused_write_is_undone_alone,
+    together::a_batch_of_marks_alone_commits;
     // Expiry judged by the `now` the caller passes: a ledger of one host only.
     local clock:
     leases::an_expired_lease_is_taken_by_the_callers_clock,

@@ -70,7 +70,7 @@ mod tls;
 pub use tls::connect_url;
 
 use crate::backend::Guard;
-use crate::backend::sealed::Backend;
+use crate::backend::sealed::{Backend, Part, relaxed};
 use crate::{BackendError, Cluster, Lease, Store, StoreError};
 use steps::PgTx;
 
@@ -385,37 +385,62 @@ impl PgStore {
                 .build_transaction()
                 .isolation_level(IsolationLevel::ReadCommitted)
                 .start()?;
-            if let Some(epoch) = epoch {
-                let current: i64 = tx
-                    .query_opt(
-                        "SELECT epoch FROM hosts WHERE machine_id = $1 FOR SHARE",
-                        &[&self.machine_id],
-                    )?
-                    .map(|row| row.try_get(0))
-                    .transpose()?
-                    // A host that never claimed is at epoch 0, as SQLite's fresh row is.
-                    .unwrap_or(0);
-                if current != epoch {
-                    return Err(StoreError::Fenced { epoch });
-                }
+            if let Some(epoch) = epoch
+                && self.host_epoch(&mut tx)? != epoch
+            {
+                return Err(StoreError::Fenced { epoch });
             }
             let value = f(&mut tx)?;
-            tx.commit().map_err(|e| {
-                if lost(&e) {
-                    StoreError::Unavailable {
-                        ledger: self.ledger.clone(),
-                        detail: format!(
-                            "the connection was lost while committing, so whether the write \
-                             landed is unknown ({})",
-                            describe(&e)
-                        ),
-                    }
-                } else {
-                    e.into()
-                }
-            })?;
+            self.commit(tx)?;
             Ok(value)
         })
+    }
+
+    /// Commits `tx`; a connection lost meanwhile leaves the outcome unknown, and says so.
+    fn commit(&self, tx: Transaction<'_>) -> Result<(), StoreError> {
+        tx.commit().map_err(|e| {
+            if lost(&e) {
+                StoreError::Unavailable {
+                    ledger: self.ledger.clone(),
+                    detail: format!(
+                        "the connection was lost while committing, so whether the write \
+                         landed is unknown ({})",
+                        describe(&e)
+                    ),
+                }
+            } else {
+                e.into()
+            }
+        })
+    }
+
+    /// This host's lease epoch, holding its row `FOR SHARE` until the commit.
+    fn host_epoch(&self, tx: &mut Transaction<'_>) -> Result<i64, StoreError> {
+        Ok(tx
+            .query_opt(
+                "SELECT epoch FROM hosts WHERE machine_id = $1 FOR SHARE",
+                &[&self.machine_id],
+            )?
+            .map(|row| row.try_get(0))
+            .transpose()?
+            // A host that never claimed is at epoch 0, as SQLite's fresh row is.
+            .unwrap_or(0))
+    }
+
+    /// What a write under `guard` checks and takes first, in its transaction.
+    fn apply_guard(&self, tx: &mut Transaction<'_>, guard: Guard) -> Result<(), StoreError> {
+        match guard {
+            Guard::Leader(epoch) => cluster::fence_leader(tx, &self.machine_id, epoch)?,
+            Guard::Catalog(_) => {
+                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CATALOG_LOCK])?;
+            }
+            // This transaction's commit returns before it is flushed to the WAL.
+            Guard::Mark => {
+                tx.batch_execute("SET LOCAL synchronous_commit = off")?;
+            }
+            Guard::Unfenced | Guard::Host(_) => {}
+        }
+        Ok(())
     }
 }
 
@@ -798,18 +823,58 @@ impl Backend for PgStore {
             Guard::Unfenced | Guard::Mark | Guard::Leader(_) => None,
         };
         self.write_raw(host_epoch, |tx| {
-            match guard {
-                Guard::Leader(epoch) => cluster::fence_leader(tx, &self.machine_id, epoch)?,
-                Guard::Catalog(_) => {
-                    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CATALOG_LOCK])?;
-                }
-                // This transaction's commit returns before it is flushed to the WAL.
-                Guard::Mark => {
-                    tx.batch_execute("SET LOCAL synchronous_commit = off")?;
-                }
-                Guard::Unfenced | Guard::Host(_) => {}
-            }
+            self.apply_guard(tx, guard)?;
             f(&mut PgTx(tx))
+        })
+    }
+
+    /// One READ COMMITTED transaction with a savepoint per part; this host's lease row is
+    /// read (and held `FOR SHARE`) once for every part fenced by it.
+    fn write_each<T>(
+        &self,
+        parts: &mut [Part<'_, Self, T>],
+    ) -> Result<Vec<Result<T, StoreError>>, StoreError> {
+        let relaxed = relaxed::<Self, T>(parts);
+        self.with_client(|client| {
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::ReadCommitted)
+                .start()?;
+            if relaxed {
+                self.apply_guard(&mut tx, Guard::Mark)?;
+            }
+            let mut host = None;
+            let mut answers = Vec::with_capacity(parts.len());
+            for (guard, f) in parts.iter_mut() {
+                if let Guard::Host(fence) | Guard::Catalog(fence) = *guard {
+                    let current = match host {
+                        Some(current) => current,
+                        None => *host.insert(self.host_epoch(&mut tx)?),
+                    };
+                    if current != fence {
+                        answers.push(Err(StoreError::Fenced { epoch: fence }));
+                        continue;
+                    }
+                }
+                let mut part = tx.savepoint("part")?;
+                let written = match *guard {
+                    Guard::Mark => Ok(()),
+                    guard => self.apply_guard(&mut part, guard),
+                }
+                .and_then(|()| f(&mut PgTx(&mut part)));
+                match written {
+                    Ok(value) => {
+                        part.commit()?;
+                        answers.push(Ok(value));
+                    }
+                    Err(e) => {
+                        part.rollback()?;
+                        answers.push(Err(e.on(&self.ledger)));
+                    }
+                }
+            }
+            self.commit(tx)?;
+            Ok(answers)
         })
     }
 }

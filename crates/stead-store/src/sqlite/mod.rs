@@ -28,7 +28,7 @@ mod steps;
 mod tests_runs;
 
 use crate::backend::Guard;
-use crate::backend::sealed::Backend;
+use crate::backend::sealed::{Backend, Part, relaxed};
 use crate::{Lease, Store, StoreError};
 use steps::SqliteTx;
 
@@ -465,6 +465,57 @@ impl Backend for SqliteStore {
             }
         }
         result.map_err(|e| e.on(&self.ledger_name()))
+    }
+
+    /// One `BEGIN IMMEDIATE` transaction with a `SAVEPOINT` per part. The lease's epoch
+    /// is read once for every fenced part: the write lock holds it still to the commit.
+    fn write_each<T>(
+        &self,
+        parts: &mut [Part<'_, Self, T>],
+    ) -> Result<Vec<Result<T, StoreError>>, StoreError> {
+        let mut conn = self.conn();
+        let relaxed = relaxed::<Self, T>(parts);
+        if relaxed {
+            conn.execute_batch("PRAGMA synchronous=NORMAL;")
+                .map_err(|e| StoreError::from(e).on(&self.ledger_name()))?;
+        }
+        let result = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut epoch = None;
+            let mut answers = Vec::with_capacity(parts.len());
+            for (guard, f) in parts.iter_mut() {
+                if let Guard::Host(fence) | Guard::Leader(fence) | Guard::Catalog(fence) = *guard {
+                    let current = match epoch {
+                        Some(current) => current,
+                        None => *epoch.insert(
+                            tx.prepare_cached("SELECT epoch FROM server_lease WHERE id = 1")?
+                                .query_row([], |r| r.get::<_, i64>(0))?,
+                        ),
+                    };
+                    if current != fence {
+                        answers.push(Err(StoreError::Fenced { epoch: fence }));
+                        continue;
+                    }
+                }
+                tx.execute_batch("SAVEPOINT part")?;
+                match f(&mut SqliteTx(&tx)) {
+                    Ok(value) => {
+                        tx.execute_batch("RELEASE part")?;
+                        answers.push(Ok(value));
+                    }
+                    Err(e) => {
+                        tx.execute_batch("ROLLBACK TO part; RELEASE part")?;
+                        answers.push(Err(e.on(&self.ledger_name())));
+                    }
+                }
+            }
+            tx.commit()?;
+            Ok(answers)
+        })();
+        if relaxed && let Err(e) = conn.execute_batch("PRAGMA synchronous=FULL;") {
+            return Err(StoreError::from(e).on(&self.ledger_name()));
+        }
+        result.map_err(|e: StoreError| e.on(&self.ledger_name()))
     }
 
     /// `PRAGMA incremental_vacuum(pages)`: the free pages pruning left go back to the file

@@ -1,0 +1,146 @@
+//! The contract of writes committed together: each answered as it would be alone, a
+//! refused one undone alone.
+
+use super::*;
+use crate::{Mark, RunWrite, RunWritten};
+
+fn mark(id: i64) -> Mark {
+    Mark {
+        run_id: id,
+        monitor_pid: 1,
+        monitor_identity: me(),
+        started_at: now(),
+    }
+}
+
+/// An on-demand run of the job it is given, as a server makes one.
+fn on_demand(job: &StoredJob) -> NewRun {
+    new_run(job, Trigger::OnDemand, None)
+}
+
+fn job_plan(_: &StoredJob, _: &NewRun, id: i64, log: &Path, key: &str) -> MonitorPlan {
+    plan(id, log, key)
+}
+
+pub(super) fn writes_of_runs_are_answered_each_as_alone_and_seen_once_committed(s: &Subject) {
+    let l = serve(s);
+    let j = l.job("a", Concurrency::Allow);
+    let queued = l.queue(&j);
+    let running = l.queue(&j);
+    assert!(l.store.mark_running(running, 1, &me(), now()).unwrap());
+    let ended = l.queue(&j);
+    assert!(l.store.mark_running(ended, 1, &me(), now()).unwrap());
+    assert!(l.store.finish(ended, &RunEnd::exited(0, now())).unwrap());
+    let (m_queued, m_running) = (mark(queued), mark(running));
+    let (done, again) = (RunEnd::exited(3, t(1)), RunEnd::exited(0, t(1)));
+    let writes = [
+        RunWrite::Admit {
+            job: "a",
+            new: &on_demand,
+            log_dir: logs(),
+            plan: &job_plan,
+            epoch: l.epoch,
+        },
+        RunWrite::Admit {
+            job: "missing",
+            new: &on_demand,
+            log_dir: logs(),
+            plan: &job_plan,
+            epoch: l.epoch,
+        },
+        RunWrite::Mark(&m_queued),
+        RunWrite::Mark(&m_running),
+        RunWrite::End(running, &done),
+        RunWrite::End(ended, &again),
+    ];
+    let answers = l.store.write_runs(&writes).unwrap();
+    assert_eq!(answers.len(), writes.len());
+    let admitted = match &answers[0] {
+        Ok(RunWritten::Admitted(a)) => a.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(admitted.run.status, RunStatus::Queued);
+    assert_eq!(admitted.run.job, "a");
+    let plan = admitted.plan.as_ref().expect("a queued run has its plan");
+    assert_eq!(plan.run_id, admitted.run.id);
+    assert!(matches!(&answers[1], Err(StoreError::NoSuchJob(name)) if name == "missing"));
+    assert!(matches!(answers[2], Ok(RunWritten::Marked(true))));
+    assert!(matches!(answers[3], Ok(RunWritten::Marked(false))));
+    assert!(matches!(answers[4], Ok(RunWritten::Ended(true))));
+    assert!(matches!(answers[5], Ok(RunWritten::Ended(false))));
+    // Committed: another handle (another process) reads every write.
+    let other = s.open();
+    let status = |id| other.run_get(id).unwrap().unwrap().status;
+    assert_eq!(status(admitted.run.id), RunStatus::Queued);
+    assert_eq!(status(queued), RunStatus::Running);
+    assert_eq!(status(running), RunStatus::Failed);
+    assert_eq!(status(ended), RunStatus::Succeeded);
+    assert_eq!(
+        other.run_get(running).unwrap().unwrap().exit_code,
+        Some(3),
+        "the end as it was sent"
+    );
+}
+
+pub(super) fn a_refused_write_is_undone_alone(s: &Subject) {
+    let l = serve(s);
+    let j = l.job("a", Concurrency::Allow);
+    let parent = l.interrupted(&j);
+    // The parent's debt is settled already: a resume of it inserts its row, then finds
+    // the debt gone, and must leave nothing behind.
+    l.admit(&resume_of(&j, parent, None)).unwrap();
+    let queued = l.queue(&j);
+    let before = l.all_runs().len();
+    let resume = |job: &StoredJob| resume_of(job, parent, None);
+    let m = mark(queued);
+    let answers = l
+        .store
+        .write_runs(&[
+            RunWrite::Admit {
+                job: "a",
+                new: &resume,
+                log_dir: logs(),
+                plan: &job_plan,
+                epoch: l.epoch,
+            },
+            RunWrite::Mark(&m),
+            RunWrite::Admit {
+                job: "a",
+                new: &on_demand,
+                log_dir: logs(),
+                plan: &job_plan,
+                epoch: l.epoch + 1,
+            },
+        ])
+        .unwrap();
+    assert!(matches!(&answers[0], Err(StoreError::AlreadyResolved(id)) if *id == parent));
+    assert!(matches!(answers[1], Ok(RunWritten::Marked(true))));
+    assert!(matches!(&answers[2], Err(StoreError::Fenced { .. })));
+    assert_eq!(
+        l.all_runs().len(),
+        before,
+        "neither refused admission left a row"
+    );
+    assert_eq!(l.status(queued), RunStatus::Running);
+}
+
+pub(super) fn a_batch_of_marks_alone_commits(s: &Subject) {
+    let l = serve(s);
+    let j = l.job("a", Concurrency::Allow);
+    let ids: Vec<i64> = (0..3).map(|_| l.queue(&j)).collect();
+    let marks: Vec<Mark> = ids.iter().map(|&id| mark(id)).collect();
+    let writes: Vec<RunWrite<'_>> = marks.iter().map(RunWrite::Mark).collect();
+    let answers = l.store.write_runs(&writes).unwrap();
+    assert!(
+        answers
+            .iter()
+            .all(|a| matches!(a, Ok(RunWritten::Marked(true))))
+    );
+    let other = s.open();
+    for id in ids {
+        assert_eq!(
+            other.run_get(id).unwrap().unwrap().status,
+            RunStatus::Running
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Writes about runs that commit together: the admissions of on-demand runs, monitors'
+//! running marks and runs' ends, as they arrive at a server at once, written in one
+//! transaction (one wait for the disk for all of them) with a savepoint each, so that
+//! one refused (a job that does not exist, a fenced server, a run already ended) costs
+//! the others nothing. Each is written exactly as it would be alone, by the same steps.
+
+use std::path::Path;
+
+use stead_core::records::{Admission, NewRun, StoredJob};
+use stead_core::runs::{MonitorPlan, RunEnd};
+
+use crate::StoreError;
+use crate::backend::sealed::{Backend, Part};
+use crate::backend::{Guard, Steps};
+use crate::recorder::Mark;
+
+/// Makes an on-demand run of a job, once the job is read in the transaction.
+pub type NewRunFn<'a> = &'a dyn Fn(&StoredJob) -> NewRun;
+
+/// Makes the run's monitor plan, once its id, log path and idempotency key are known.
+pub type JobPlanFn<'a> = &'a dyn Fn(&StoredJob, &NewRun, i64, &Path, &str) -> MonitorPlan;
+
+/// One write of [`RunWrites::write_runs`].
+pub enum RunWrite<'a> {
+    /// A run of the job named `job`, made by `new` (which must fence it by this host's
+    /// lease, as an on-demand run is), admitted as [`RunLedger::run_admit`] admits one,
+    /// fenced by `epoch`. Refused with [`StoreError::NoSuchJob`] when there is no such
+    /// job.
+    ///
+    /// [`RunLedger::run_admit`]: crate::RunLedger::run_admit
+    Admit {
+        job: &'a str,
+        new: NewRunFn<'a>,
+        log_dir: &'a Path,
+        plan: JobPlanFn<'a>,
+        epoch: i64,
+    },
+    /// A monitor's running mark, as [`RunRecorder::mark_running`] writes it.
+    ///
+    /// [`RunRecorder::mark_running`]: crate::RunRecorder::mark_running
+    Mark(&'a Mark),
+    /// A run's end from its monitor, as [`RunRecorder::finish`] writes it, with what
+    /// follows it.
+    ///
+    /// [`RunRecorder::finish`]: crate::RunRecorder::finish
+    End(i64, &'a RunEnd),
+}
+
+/// What a [`RunWrite`] came to.
+#[derive(Debug)]
+pub enum RunWritten {
+    Admitted(Box<Admission>),
+    /// Whether the run was marked (false: it was no longer queued).
+    Marked(bool),
+    /// Whether the end was recorded (false: the run had ended already).
+    Ended(bool),
+}
+
+/// Runs' writes committed together; see the module docs.
+pub trait RunWrites {
+    /// Writes `writes` in one transaction, answering each in order. The commit waits on
+    /// the disk unless every write is a running mark (whose commit never waits, see
+    /// `Guard::Mark`). `Err` when the transaction as a whole failed: then none was
+    /// written (or, on a connection lost while committing, whether they were is
+    /// unknown, as for any write), and each is the caller's to try again.
+    fn write_runs(
+        &self,
+        writes: &[RunWrite<'_>],
+    ) -> Result<Vec<Result<RunWritten, StoreError>>, StoreError>;
+}
+
+impl<B: Backend> RunWrites for B {
+    fn write_runs(
+        &self,
+        writes: &[RunWrite<'_>],
+    ) -> Result<Vec<Result<RunWritten, StoreError>>, StoreError> {
+        let mut steps: Vec<Step<'_, B>> = writes.iter().map(|w| step::<B>(w)).collect();
+        let mut parts: Vec<Part<'_, B, RunWritten>> = writes
+            .iter()
+            .zip(steps.iter_mut())
+            .map(|(w, step)| (guard(w), &mut **step as _))
+            .collect();
+        self.write_each(&mut parts)
+    }
+}
+
+fn guard(write: &RunWrite<'_>) -> Guard {
+    match write {
+        RunWrite::Admit { epoch, .. } => Guard::Host(*epoch),
+        RunWrite::Mark(_) => Guard::Mark,
+        RunWrite::End(..) => Guard::Unfenced,
+    }
+}
+
+/// What one write does in its transaction.
+type Step<'w, B> =
+    Box<dyn FnMut(&mut <B as Backend>::Tx<'_>) -> Result<RunWritten, StoreError> + 'w>;
+
+fn step<'w, B: Backend>(write: &'w RunWrite<'_>) -> Step<'w, B> {
+    match write {
+        RunWrite::Admit {
+            job,
+            new,
+            log_dir,
+            plan,
+            epoch,
+        } => Box::new(move |tx| {
+            let Some(stored) = tx.job_get(job)? else {
+                return Err(StoreError::NoSuchJob((*job).to_string()));
+            };
+            let run = new(&stored);
+            debug_assert_eq!(run.fence, stead_core::records::Fence::Host);
+            let plan = |id: i64, log: &Path, key: &str| plan(&stored, &run, id, log, key);
+            crate::ledger::admit(tx, &run, log_dir, &plan, *epoch)
+                .map(|admission| RunWritten::Admitted(Box::new(admission)))
+        }),
+        RunWrite::Mark(mark) => {
+            Box::new(move |tx| crate::recorder::mark(tx, mark).map(RunWritten::Marked))
+        }
+        RunWrite::End(id, end) => {
+            Box::new(move |tx| crate::recorder::finish(tx, *id, end).map(RunWritten::Ended))
+        }
+    }
+}
