@@ -48,14 +48,17 @@ fn listen(shared: &Arc<Shared>) {
                     .spawn(async move { runs::relay_cancels(&shared, Some(id)).await });
             }
             Wake::Changed => {
-                // A job changed through another host's server: the leader's scheduler
-                // reads the jobs again, readiness waiters look again.
+                // A job (or a service, a hold, a notifier) changed through another host's
+                // server: the leader's scheduler reads the jobs again, readiness waiters
+                // look again, the deliverer reads the notifiers again.
                 to.jobs_changed.notify_one();
+                to.notifiers_changed.notify_one();
                 to.changed();
             }
             Wake::Reconnected => {
                 to.claim_now.notify_one();
                 to.jobs_changed.notify_one();
+                to.notifiers_changed.notify_one();
                 to.changed();
                 // A cancel sent while nobody here listened is on the run's row.
                 let shared = to.clone();

@@ -58,7 +58,8 @@ pub async fn run(shared: Arc<Shared>) {
         let clock = shared.world.clock.clone();
         tokio::select! {
             () = shared.stop.cancelled() => return,
-            _ = events.recv() => {}
+            // No notifier, no event: a run's change cannot bring one.
+            _ = events.recv(), if !matches!(wake, Wake::NoNotifier) => {}
             () = shared.notifiers_changed.notified() => {}
             () = carriers.done.notified() => {}
             _ = leader.changed() => {}
@@ -66,7 +67,7 @@ pub async fn run(shared: Arc<Shared>) {
                 match wake {
                     Wake::At(at) => clock.sleep_until(at).await,
                     Wake::After(pause) => tokio::time::sleep(pause).await,
-                    Wake::OnEvent => std::future::pending().await,
+                    Wake::OnEvent | Wake::NoNotifier => std::future::pending().await,
                 }
             } => {}
         }
@@ -89,6 +90,9 @@ enum Wake {
     After(Duration),
     /// Nothing is pending, or only what a carrier is delivering.
     OnEvent,
+    /// There is no notifier: no event is written until one is added (which wakes this
+    /// task through `notifiers_changed`, on this host or, announced, on another).
+    NoNotifier,
 }
 
 /// Starts a carrier for every notifier with an event due and none carrying it; says when
@@ -121,6 +125,7 @@ async fn pass(shared: &Arc<Shared>, epoch: i64, carriers: &Carriers) -> Wake {
         tokio::spawn(carry(shared.clone(), epoch, spec, row, carriers.clone()));
     }
     match next {
+        None if notifiers.is_empty() => Wake::NoNotifier,
         Some(at) if at > now => Wake::At(at),
         // Due now: a carrier has it, and says when it is done.
         Some(_) | None => Wake::OnEvent,

@@ -1,6 +1,6 @@
 //! The state a running server shares between its tasks.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
@@ -119,6 +119,10 @@ pub struct Shared {
     /// Monitors being started for runs whose admission was already answered
     /// (`runs::start_now`): a stopping server lets them finish.
     pub launches: tokio_util::task::TaskTracker,
+    /// The runs whose monitors are watched (`runs::watch`), each with whether its end
+    /// has been recorded through this server: a monitor that exits after that leaves
+    /// nothing to read or settle.
+    watched: Mutex<HashMap<i64, bool>>,
 }
 
 impl Shared {
@@ -160,6 +164,7 @@ impl Shared {
             leader: watch::channel(None).0,
             claim_now: Notify::new(),
             log_ends: Mutex::new(BTreeSet::new()),
+            watched: Mutex::new(HashMap::new()),
             ship_now: Notify::new(),
             host_name: stead_core::machine::host_name(),
             runtime: tokio::runtime::Handle::current(),
@@ -303,6 +308,36 @@ impl Shared {
     }
 
     /// A run of this host ended: on a shared ledger, the rest of its log is shipped now.
+    /// A watch of the run's monitor begins.
+    pub fn watching(&self, run_id: i64) {
+        self.watched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(run_id, false);
+    }
+
+    /// The run's end is on the ledger, recorded (or found recorded) through this server.
+    pub fn ended_here(&self, run_id: i64) {
+        if let Some(ended) = self
+            .watched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(&run_id)
+        {
+            *ended = true;
+        }
+    }
+
+    /// The watch of the run's monitor is over: whether its end was recorded through this
+    /// server meanwhile.
+    pub fn watched_ended(&self, run_id: i64) -> bool {
+        self.watched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&run_id)
+            .unwrap_or(false)
+    }
+
     pub fn log_ended(&self, run_id: i64) {
         if self.world.store.is_shared() {
             self.log_ends

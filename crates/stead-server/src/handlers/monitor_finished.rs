@@ -34,10 +34,18 @@ pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<boo
         ended_at,
         ended_processes: params.ended_processes,
     };
+    let interrupted = end.status == stead_protocol::RunStatus::Interrupted;
     let recorded = matches!(
         Group::write(shared, Write::End(id, end)).await?,
         RunWritten::Ended(true)
     );
+    // Ended either way (by this write, or before it): nothing is left for the watch of
+    // its monitor to read when the monitor exits.
+    shared.ended_here(id);
+    if recorded && interrupted {
+        // Cut while this server serves: it is owed now, not only at the next boot.
+        shared.runs_cut.notify_one();
+    }
     let _ = shared.run_events.send(id);
     Ok(recorded)
 }

@@ -26,6 +26,7 @@ pub fn watch_monitor(
     ended: Option<tokio::net::unix::pipe::Receiver>,
 ) {
     let shared = shared.clone();
+    shared.watching(run_id);
     tokio::spawn(async move {
         let _watching = shared.metrics.watching_monitor();
         let announced = async {
@@ -56,6 +57,11 @@ pub fn watch_monitor(
             // adopts it.
             () = shared.stop.cancelled() => return,
         };
+        if shared.watched_ended(run_id) {
+            // Its end came through this server: told, and followed up, already.
+            shared.log_ended(run_id);
+            return;
+        }
         let epoch = shared.epoch();
         let machine = shared.world.machine_id.clone();
         // The run as it ended, settled here if the monitor could not record it.
