@@ -153,6 +153,18 @@ impl Connection {
         })
     }
 
+    /// A session over `stream`, already connected to a server (a monitor's link to the
+    /// server that started it), once its hello is read within `timeout`.
+    pub fn over(
+        stream: std::os::unix::net::UnixStream,
+        timeout: Duration,
+    ) -> Result<Self, NotServing> {
+        Ok(Self {
+            greeted: probe::greet(stream, std::time::Instant::now() + timeout)?,
+            next_id: 1,
+        })
+    }
+
     /// The hello the server sent on this connection.
     pub fn hello(&self) -> &Hello {
         &self.greeted.hello

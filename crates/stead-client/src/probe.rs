@@ -73,6 +73,11 @@ pub fn open(socket: &Path, timeout: Duration) -> Result<Greeted, NotServing> {
     }
     let deadline = Instant::now() + timeout;
     let stream = connect(socket).map_err(NotServing::Connect)?;
+    greet(stream, deadline)
+}
+
+/// Reads the hello line on `stream`, connected to a server, by `deadline`.
+pub fn greet(stream: UnixStream, deadline: Instant) -> Result<Greeted, NotServing> {
     let mut reader = BufReader::new(stream);
     let line = read_line_by(&mut reader, deadline).map_err(|e| match e.kind() {
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => NotServing::Silent,

@@ -141,6 +141,11 @@ pub struct ServerLink {
     /// one host nobody else can take a run.
     #[serde(default)]
     pub confirm_ownership: bool,
+    /// Whether the monitor's stdout is a socket to the server that started it, on which
+    /// its writes go without connecting: the first way to its server, the socket path
+    /// the second (when that server is gone or frozen, for its successor).
+    #[serde(default)]
+    pub linked: bool,
 }
 
 /// The default cap on one run's log.

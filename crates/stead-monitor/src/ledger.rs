@@ -6,6 +6,10 @@
 //! monitor open the ledger itself, for that one call, and close it again. A monitor
 //! started without a server link (a test's) opens the ledger itself for good.
 //!
+//! The first way to the server is the link it started the monitor with (the monitor's
+//! stdout, a socket to it): no connection to make. Should that server be gone or frozen,
+//! the next way is its socket path (its successor's), the last the ledger itself.
+//!
 //! A call the server may have carried out before its answer was lost is checked against
 //! the run's row when it is made again directly, so a lost answer never turns a run the
 //! server marked running into one this monitor thinks it may not start.
@@ -68,15 +72,35 @@ impl Ledger {
             return stead_store::open_recorder(store, ledger, &machine(), lease).map(Ledger::Local);
         };
         let heartbeat = Duration::from_millis(server.heartbeat_ms);
+        let patience = heartbeat.max(Duration::from_secs(1));
+        let link = server
+            .linked
+            .then(take_link)
+            .flatten()
+            .and_then(|stream| Connection::over(stream, patience).ok());
         Ok(Ledger::Shared(Box::new(SharedLedger {
             socket: server.socket.clone(),
-            patience: heartbeat.max(Duration::from_secs(1)),
-            conn: Mutex::new(None),
+            patience,
+            conn: Mutex::new(link),
             store: start.store.clone(),
             run_ledger: start.plan.ledger.clone(),
             lease: Duration::from_millis(server.lease_ms),
         })))
     }
+}
+
+/// The link to the server that started this monitor, its stdout: moved to a descriptor
+/// of its own that no command inherits, with `/dev/null` put in its place, so nothing
+/// printed by mistake goes down it, and a link dropped leaves no descriptor 1 for a file
+/// opened later to take.
+fn take_link() -> Option<std::os::unix::net::UnixStream> {
+    use std::os::fd::AsFd;
+    let stdout = std::io::stdout();
+    let link = rustix::io::fcntl_dupfd_cloexec(stdout.as_fd(), 3).ok()?;
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = rustix::stdio::dup2_stdout(&null);
+    }
+    Some(std::os::unix::net::UnixStream::from(link))
 }
 
 /// What asking the server came to.

@@ -6,7 +6,8 @@
 //! and after a genuine failure runs the failure hook.
 //!
 //! The server starts it detached in a session of its own, with the [`MonitorPlan`] as
-//! JSON on stdin. Signals to the monitor: SIGUSR1 cancels the run; SIGTERM, SIGINT or
+//! JSON on stdin and, as its stdout, a socket to the server over which it records (see
+//! `ledger`). Signals to the monitor: SIGUSR1 cancels the run; SIGTERM, SIGINT or
 //! SIGHUP stop the monitor, which stops the command first and records the run as
 //! `interrupted`; once the run is recorded, either kind stops the failure hook instead.
 //! The design is in `docs/ledger.md`.
@@ -82,24 +83,6 @@ pub enum Outcome {
 
 /// Entry point of `stead monitor`: reads the plan from stdin, opens the ledger, runs.
 /// Exits 0 once the run is settled, 1 when the ledger could not be written.
-/// Closes stdout, which the server that started this monitor holds the other end of:
-/// the pipe closing tells it at once that the run's end is on the ledger, even while a
-/// failure hook keeps this process alive.
-fn announce_end() {
-    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
-        let _ = rustix::stdio::dup2_stdout(&null);
-    }
-}
-
-/// Writes one byte to stdout: the run is marked running. The server that started this
-/// monitor reads it and tells its watchers (the dashboard's event stream) at once. A
-/// server that is gone leaves a broken pipe, which changes nothing here.
-fn announce_start() {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(b"s").and_then(|()| out.flush());
-}
-
 pub fn main() -> i32 {
     let mut input = String::new();
     let start = match std::io::stdin()
@@ -211,7 +194,7 @@ fn run_watched(
         recorder.mark_running(plan.run_id, std::process::id(), &me, Timestamp::now())
     });
     match marked {
-        Ok(true) => announce_start(),
+        Ok(true) => {}
         Ok(false) => return Outcome::NotQueued,
         Err(error) => {
             log::note_at(&plan.log_path, &format!("failed to start: {error}"));
@@ -223,7 +206,6 @@ fn run_watched(
         Err(end) => (Chained { end, halted: None }, None),
     };
     let finished = with_retry(|| recorder.finish(plan.run_id, &chained.end));
-    announce_end();
     match (finished, session) {
         (Ok(recorded), session) => {
             // Only once the end is recorded, so that the hook reads the final run; and

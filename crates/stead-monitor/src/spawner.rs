@@ -7,8 +7,7 @@
 //! The spawner is single-threaded, so forking it is safe, and it does nothing but wait
 //! on its control socket: a `SOCK_SEQPACKET` pair whose other end the server holds.
 //! One request is one message: a [`MonitorStart`] as JSON, with one descriptor attached,
-//! the write end of the pipe the server reads the monitor's start and end from (the
-//! monitor's stdout). The answer is one message: `+` and the monitor's pid (4 bytes,
+//! the monitor's stdout (its link to the server: a socket it records over). The answer is one message: `+` and the monitor's pid (4 bytes,
 //! little-endian) with a pidfd of it attached, or `-` and why it could not fork. The
 //! pidfd is opened before the spawner reaps the monitor (a pid is not reused while its
 //! zombie is unreaped), so the server watches the very process it asked for. Monitors

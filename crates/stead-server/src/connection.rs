@@ -64,6 +64,12 @@ pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
     }
 }
 
+/// Serves a monitor's link (its stdout, a socket to this server) as a connection, until
+/// the monitor closes it or the server stops.
+pub fn serve_link(shared: &Arc<Shared>, link: UnixStream) {
+    tokio::spawn(serve(shared.clone(), link));
+}
+
 async fn write_json(
     write: &mut tokio::net::unix::OwnedWriteHalf,
     value: &impl serde::Serialize,

@@ -174,6 +174,7 @@ impl Ledger {
                 lease_ms: 30_000,
                 heartbeat_ms: 250,
                 confirm_ownership: false,
+                linked: false,
             }),
             log_keep_free: KeepFree::Bytes(0),
         };

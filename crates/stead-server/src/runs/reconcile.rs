@@ -107,7 +107,7 @@ async fn pass(shared: &Arc<Shared>, only: Option<BTreeSet<i64>>) -> Vec<(i64, Ti
             for (id, pid, identity) in adopted {
                 info!(run = id, pid, "adopted a running run's monitor");
                 let watch = ProcessWatch::open(pid, Some(&identity));
-                watch_monitor(shared, id, pid, watch, None);
+                watch_monitor(shared, id, pid, watch);
             }
             if late && !cut.is_empty() {
                 // Cut while this server serves: the resumer looks at once.

@@ -38,7 +38,8 @@ pub async fn launch(shared: &Arc<Shared>, plan: &MonitorPlan) {
 
 /// Starts the run's monitor, detached in its own session, and watches it: forked by the
 /// spawner where it can be, else `stead monitor` exec'd with the plan on its stdin.
-/// Either way the monitor's stdout is a pipe this server reads its start and end from.
+/// Either way the monitor's stdout is a socket to this server (its link), on which it
+/// marks its run running and records its end without connecting.
 async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Result<()> {
     let timings = shared.world.config.timings;
     let start = MonitorStart {
@@ -52,17 +53,21 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
             lease_ms: u64::try_from(timings.lease.as_millis()).unwrap_or(u64::MAX),
             heartbeat_ms: u64::try_from(timings.heartbeat.as_millis()).unwrap_or(u64::MAX),
             confirm_ownership: shared.world.store.is_shared(),
+            linked: true,
         }),
         log_keep_free: shared.world.config.logs.keep_free,
     };
     let json = serde_json::to_vec(&start).expect("a monitor plan always serializes");
-    let (ended, stdout) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-    let (pid, watch) = match forked(shared, json, stdout).await {
+    // The monitor's stdout: its link to this server, served as any connection is.
+    let (link, stdout) = std::os::unix::net::UnixStream::pair()?;
+    let (pid, watch) = match forked(shared, json, stdout.into()).await {
         Ok((forked, _stdout)) => (forked.pid, ProcessWatch::of_pidfd(forked.pid, forked.pidfd)),
         Err((json, stdout)) => exec_monitor(shared, &json, stdout).await?,
     };
-    let ended = tokio::net::unix::pipe::Receiver::from_owned_fd(ended)?;
-    watch_monitor(shared, plan.run_id, pid, watch, Some(ended));
+    link.set_nonblocking(true)?;
+    let link = tokio::net::UnixStream::from_std(link)?;
+    crate::connection::serve_link(shared, link);
+    watch_monitor(shared, plan.run_id, pid, watch);
     Ok(())
 }
 
@@ -107,7 +112,7 @@ async fn exec_monitor(
         .arg(shared.world.paths.dir())
         .arg("monitor")
         .stdin(Stdio::piped())
-        // The monitor closes its stdout once the run's end is recorded (see `watch_monitor`).
+        // Its link to this server.
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::null())
         // The monitor must outlive this server: never tie it to our lifetime.

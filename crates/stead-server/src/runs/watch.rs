@@ -7,56 +7,27 @@ use std::time::Duration;
 use stead_core::identity::{self, StartIdentity};
 use stead_core::runs::RunEnd;
 use stead_protocol::RunStatus;
-use tokio::io::AsyncReadExt;
 use tracing::{error, info, warn};
 
 use crate::ledger::blocking;
 use crate::shared::Shared;
 
-/// Watches a monitor until it exits, then settles its run if the monitor could not.
-/// For a monitor this server started, `ended` is its stdout: it writes a byte there once
-/// the run is marked running, and closes it as soon as the run's end is recorded, so
-/// waiters hear of the end then, not when a failure hook the monitor runs afterwards is
-/// done.
-pub fn watch_monitor(
-    shared: &Arc<Shared>,
-    run_id: i64,
-    pid: u32,
-    watch: ProcessWatch,
-    ended: Option<tokio::net::unix::pipe::Receiver>,
-) {
+/// Watches a monitor until it exits, then settles its run if the monitor could not. A
+/// monitor tells of its run's start and end as it records them (through this server:
+/// waiters hear of the end then, not once a failure hook the monitor runs afterwards is
+/// done); its exit only needs a look at the ledger when its end did not come through
+/// this server.
+pub fn watch_monitor(shared: &Arc<Shared>, run_id: i64, pid: u32, watch: ProcessWatch) {
     let shared = shared.clone();
     shared.watching(run_id);
     tokio::spawn(async move {
         let _watching = shared.metrics.watching_monitor();
-        let announced = async {
-            match ended {
-                Some(mut out) => {
-                    // A byte: the run is marked running. End of file: its end is recorded.
-                    let mut sink = [0u8; 64];
-                    while matches!(out.read(&mut sink).await, Ok(n) if n > 0) {
-                        let _ = shared.run_events.send(run_id);
-                    }
-                    let _ = shared.run_events.send(run_id);
-                }
-                None => std::future::pending().await,
-            }
-        };
-        let exited = watch.exited();
-        tokio::pin!(announced, exited);
-        let announced_first = tokio::select! {
-            () = &mut exited => false,
-            () = &mut announced => {
-                tokio::select! {
-                    () = &mut exited => {}
-                    () = shared.stop.cancelled() => return,
-                }
-                true
-            }
+        tokio::select! {
+            () = watch.exited() => {}
             // A stopping server stops watching: the monitor goes on, and the next server
             // adopts it.
             () = shared.stop.cancelled() => return,
-        };
+        }
         if shared.watched_ended(run_id) {
             // Its end came through this server: told, and followed up, already.
             shared.log_ended(run_id);
@@ -96,7 +67,6 @@ pub fn watch_monitor(
             Ok(Exited::Ended(RunStatus::Interrupted, settled))
         })
         .await;
-        let settled_here = matches!(ended, Ok(Exited::Ended(_, true)));
         match ended {
             Ok(Exited::Ended(status, settled)) => {
                 if settled {
@@ -117,7 +87,7 @@ pub fn watch_monitor(
                     "watching the monitor that marked the run"
                 );
                 let watch = ProcessWatch::open(other, Some(&identity));
-                watch_monitor(&shared, run_id, other, watch, None);
+                watch_monitor(&shared, run_id, other, watch);
                 return;
             }
             Ok(Exited::Gone) => {}
@@ -127,10 +97,8 @@ pub fn watch_monitor(
         }
         // Its log is whole now: on a shared ledger, the rest is shipped at once.
         shared.log_ended(run_id);
-        // The pipe's end already told waiters, unless the end was written only now.
-        if settled_here || !announced_first {
-            let _ = shared.run_events.send(run_id);
-        }
+        // Its end, written here or by the monitor without this server: waiters hear of it.
+        let _ = shared.run_events.send(run_id);
     });
 }
 
