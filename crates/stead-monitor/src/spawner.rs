@@ -23,7 +23,6 @@
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::time::Duration;
 
 use rustix::net::{
     AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
@@ -38,7 +37,7 @@ pub const MAX_REQUEST: usize = 1 << 20;
 /// The word of the spawner's command line that a forked monitor's reads `monitor`.
 pub const SUBCOMMAND: &str = "spawner";
 
-/// A control socket pair: the server's end and the spawner's (its stdin).
+/// A control socket pair: the server's end (non-blocking) and the spawner's (its stdin).
 pub fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     let (server, spawner) = rustix::net::socketpair(
         AddressFamily::UNIX,
@@ -46,6 +45,8 @@ pub fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
         SocketFlags::CLOEXEC,
         None,
     )?;
+    // The server waits on its end with its event loop.
+    rustix::io::ioctl_fionbio(&server, true)?;
     for fd in [&server, &spawner] {
         rustix::net::sockopt::set_socket_send_buffer_size(fd, MAX_REQUEST + 4096)?;
         rustix::net::sockopt::set_socket_recv_buffer_size(fd, MAX_REQUEST + 4096)?;
@@ -60,14 +61,14 @@ pub struct Forked {
     pub pidfd: OwnedFd,
 }
 
-/// The server's half: asks the spawner at `control` to fork a monitor for `start`, whose
-/// stdout is `stdout`. Waits at most `patience` for the answer.
-pub fn request(
+/// The server's half, first step: asks the spawner at `control` to fork a monitor for
+/// `start`, whose stdout is `stdout`. On a non-blocking socket, `WouldBlock` means: try
+/// again once it is writable (nothing was sent).
+pub fn send_request(
     control: BorrowedFd<'_>,
     start: &[u8],
     stdout: BorrowedFd<'_>,
-    patience: Duration,
-) -> io::Result<Forked> {
+) -> io::Result<()> {
     if start.len() > MAX_REQUEST {
         return Err(io::Error::other("the plan is too large for the spawner"));
     }
@@ -81,11 +82,12 @@ pub fn request(
         &mut control_msg,
         SendFlags::NOSIGNAL,
     )?;
-    rustix::net::sockopt::set_socket_timeout(
-        control,
-        rustix::net::sockopt::Timeout::Recv,
-        Some(patience),
-    )?;
+    Ok(())
+}
+
+/// The server's half, second step: the spawner's answer to the request sent. On a
+/// non-blocking socket, `WouldBlock` means: not yet.
+pub fn read_answer(control: BorrowedFd<'_>) -> io::Result<Forked> {
     let mut answer = [0u8; 512];
     let (got, pidfd) = receive(control, &mut answer)?
         .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "the spawner is gone"))?;

@@ -71,21 +71,17 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
     Ok(())
 }
 
-/// Asks the spawner for the monitor; hands the plan and the pipe back when it cannot.
+/// Asks the spawner for the monitor; hands the plan and the link back when it cannot.
 #[cfg(target_os = "linux")]
 async fn forked(
     shared: &Arc<Shared>,
     json: Vec<u8>,
     stdout: OwnedFd,
 ) -> Result<(stead_monitor::spawner::Forked, OwnedFd), (Vec<u8>, OwnedFd)> {
-    let shared = shared.clone();
-    let asked =
-        tokio::task::spawn_blocking(move || match shared.spawner.spawn(&json, stdout.as_fd()) {
-            Ok(forked) => Ok((forked, stdout)),
-            Err(_) => Err((json, stdout)),
-        })
-        .await;
-    asked.unwrap_or_else(|e| panic!("the spawner's call panicked: {e}"))
+    match shared.spawner.spawn(&json, stdout.as_fd()).await {
+        Ok(forked) => Ok((forked, stdout)),
+        Err(_) => Err((json, stdout)),
+    }
 }
 
 /// Elsewhere monitors are always exec'd.

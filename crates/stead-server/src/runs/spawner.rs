@@ -4,17 +4,22 @@
 //! begins running its plan at once instead of loading, relocating and initializing a
 //! whole program first.
 //!
+//! The server asks from its event loop (the control socket is non-blocking), one request
+//! at a time: a fork costs it no thread.
+//!
 //! The spawner is an optimization, never a dependency: if it cannot be started, does
 //! not answer within [`PATIENCE`], or refuses a plan, that run's monitor is exec'd as
 //! it always could be, and a new spawner is started for the next run.
 
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use stead_monitor::spawner::{self, Forked};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
 use tracing::{info, warn};
 
 /// How long a fork may take before the spawner counts as hung.
@@ -22,39 +27,60 @@ const PATIENCE: Duration = Duration::from_secs(2);
 
 /// A running spawner: its control socket and its process.
 struct Link {
-    control: Option<OwnedFd>,
-    child: Child,
+    control: Option<AsyncFd<OwnedFd>>,
+    child: Option<Child>,
 }
 
 impl Drop for Link {
     fn drop(&mut self) {
         // With its control socket closed the spawner sees the end and exits; one that
-        // does not (frozen, hung) is killed. Its monitors live on either way.
+        // does not (frozen, hung) is killed. Its monitors live on either way. Waited for
+        // off the event loop.
         drop(self.control.take());
-        for _ in 0..20 {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let mut reap = move || {
+            for _ in 0..20 {
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
             }
-            std::thread::sleep(Duration::from_millis(5));
+            let _ = child.kill();
+            let _ = child.wait();
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(reap)),
+            Err(_) => reap(),
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
-#[derive(Debug)]
+impl Link {
+    /// One request and its answer.
+    async fn request(&self, start: &[u8], stdout: BorrowedFd<'_>) -> io::Result<Forked> {
+        let control = self.control.as_ref().expect("a live link has its socket");
+        control
+            .async_io(Interest::WRITABLE, |fd| {
+                spawner::send_request(fd.as_fd(), start, stdout)
+            })
+            .await?;
+        control
+            .async_io(Interest::READABLE, |fd| spawner::read_answer(fd.as_fd()))
+            .await
+    }
+}
+
 pub struct Spawner {
     exe: PathBuf,
     state_dir: PathBuf,
-    link: Mutex<Option<LinkSlot>>,
+    link: tokio::sync::Mutex<Option<Link>>,
 }
 
-/// What the mutex holds (a `Link` is not `Debug`).
-struct LinkSlot(Link);
-
-impl std::fmt::Debug for LinkSlot {
+impl std::fmt::Debug for Spawner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "spawner pid {}", self.0.child.id())
+        f.debug_struct("Spawner").field("exe", &self.exe).finish()
     }
 }
 
@@ -63,38 +89,43 @@ impl Spawner {
         Self {
             exe: exe.to_path_buf(),
             state_dir: state_dir.to_path_buf(),
-            link: Mutex::new(None),
+            link: tokio::sync::Mutex::new(None),
         }
     }
 
-    /// Starts the spawner process now, so the first run does not wait for it.
+    /// Starts the spawner process now, so the first run does not wait for it (on a
+    /// blocking thread of the server's runtime: it forks and execs).
     pub fn warm(&self) {
-        let mut link = self.link.lock().unwrap_or_else(|p| p.into_inner());
+        let mut link = self.link.blocking_lock();
         if link.is_none() {
-            *link = self.start().map(LinkSlot);
+            *link = self.start();
         }
     }
 
     /// Forks a monitor for `start` (a `MonitorStart` as JSON) with `stdout` as its
-    /// stdout. Blocks for as long as a fork takes. An error: start the monitor by exec.
-    pub fn spawn(&self, start: &[u8], stdout: BorrowedFd<'_>) -> std::io::Result<Forked> {
-        let mut slot = self.link.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            *slot = self.start().map(LinkSlot);
-        }
-        let Some(LinkSlot(link)) = slot.as_ref() else {
-            return Err(std::io::Error::other("no spawner could be started"));
+    /// stdout. An error: start the monitor by exec.
+    pub async fn spawn(&self, start: &[u8], stdout: BorrowedFd<'_>) -> io::Result<Forked> {
+        let mut slot = self.link.lock().await;
+        // Out of the slot while asked: a request given up on half-way (its answer may
+        // still come) drops the link with it, and the next run gets a new spawner
+        // rather than that answer.
+        let Some(link) = slot.take().or_else(|| self.start()) else {
+            return Err(io::Error::other("no spawner could be started"));
         };
-        let control = link.control.as_ref().expect("a live link has its socket");
-        match spawner::request(control.as_fd(), start, stdout, PATIENCE) {
-            Ok(forked) => Ok(forked),
-            Err(e) => {
-                // Gone, hung or confused: the next run gets a new one.
-                warn!(cause = %e, "the spawner failed; starting this monitor by exec");
-                *slot = None;
-                Err(e)
-            }
+        let asked = tokio::time::timeout(PATIENCE, link.request(start, stdout))
+            .await
+            .unwrap_or_else(|_| {
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the spawner did not answer in time",
+                ))
+            });
+        match &asked {
+            Ok(_) => *slot = Some(link),
+            // Gone, hung or confused: the next run gets a new one.
+            Err(e) => warn!(cause = %e, "the spawner failed; starting this monitor by exec"),
         }
+        asked
     }
 
     fn start(&self) -> Option<Link> {
@@ -102,6 +133,14 @@ impl Spawner {
             Ok(pair) => pair,
             Err(e) => {
                 warn!(cause = %e, "cannot make the spawner's socket; monitors are exec'd");
+                return None;
+            }
+        };
+        // SAFETY: the AsyncFd owns the socket, which stays open while registered.
+        let control = match unsafe { AsyncFd::register(control) } {
+            Ok(control) => control,
+            Err(e) => {
+                warn!(cause = %e, "cannot watch the spawner's socket; monitors are exec'd");
                 return None;
             }
         };
@@ -118,7 +157,7 @@ impl Spawner {
                 info!(pid = child.id(), "started the spawner of monitors");
                 Some(Link {
                     control: Some(control),
-                    child,
+                    child: Some(child),
                 })
             }
             Err(e) => {
