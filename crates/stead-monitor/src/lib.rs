@@ -149,15 +149,12 @@ pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
 /// much later) starts after this.
 const START_LEAD_MAX: Duration = Duration::from_secs(5);
 
-/// Sleeps until `at` (wall time), at most [`START_LEAD_MAX`].
-fn wait_for(at: Option<Timestamp>) {
-    let Some(at) = at else {
-        return;
-    };
-    let ahead = at.duration_since(Timestamp::now());
-    if let Ok(ahead) = Duration::try_from(ahead) {
-        std::thread::sleep(ahead.min(START_LEAD_MAX));
-    }
+/// When the command of a fire admitted ahead of its instant is due: its instant, when
+/// that is still to come (at most [`START_LEAD_MAX`] from now); `None` to start now.
+fn due(plan: &MonitorPlan, now: Timestamp) -> Option<Timestamp> {
+    let at = plan.not_before?.timestamp();
+    let latest = now.checked_add(START_LEAD_MAX).unwrap_or(Timestamp::MAX);
+    (at > now).then(|| at.min(latest))
 }
 
 fn run_watched(
@@ -189,9 +186,14 @@ fn run_watched(
     // its time, so the command starts on the instant: the log, the way to the ledger.
     let session = Session::open(plan, signals, keep_free);
     recorder.prepare();
-    wait_for(plan.not_before.map(|at| at.timestamp()));
+    // A fire admitted ahead of its instant is taken now, recorded as starting on its
+    // instant, and then waited for: the mark's trip to the ledger is not on the way
+    // from the instant to the command. A cancel or a stop meanwhile ends the wait, and
+    // the run then ends before its command started.
+    let due = due(plan, Timestamp::now());
     let marked = with_retry(|| {
-        recorder.mark_running(plan.run_id, std::process::id(), &me, Timestamp::now())
+        let at = due.unwrap_or_else(Timestamp::now);
+        recorder.mark_running(plan.run_id, std::process::id(), &me, at)
     });
     match marked {
         Ok(true) => {}
@@ -200,6 +202,15 @@ fn run_watched(
             log::note_at(&plan.log_path, &format!("failed to start: {error}"));
             return Outcome::Unrecorded { end: None, error };
         }
+    }
+    if let (Some(due), Ok(session)) = (due, &session) {
+        // Woken on time rather than up to the kernel's default slack (50 µs) late.
+        #[cfg(target_os = "linux")]
+        // SAFETY: PR_SET_TIMERSLACK changes only this thread's timer slack.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+        }
+        session.signals.wait_until(due);
     }
     let (chained, session) = match session {
         Ok(mut session) => (session.execute(plan, recorder, watch), Some(session)),

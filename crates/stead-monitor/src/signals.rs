@@ -62,6 +62,34 @@ impl SignalPipe {
         self.read.as_fd()
     }
 
+    /// Sleeps until `at` (wall time, read again at least every second, so a clock that
+    /// jumps is followed), or until a signal arrives, whichever is first; the signal is
+    /// left for [`SignalPipe::take`].
+    pub fn wait_until(&self, at: jiff::Timestamp) {
+        use rustix::event::{PollFd, PollFlags, Timespec};
+        loop {
+            let Ok(left) = std::time::Duration::try_from(at.duration_since(jiff::Timestamp::now()))
+            else {
+                return;
+            };
+            if left.is_zero() {
+                return;
+            }
+            let wait = Timespec::try_from(left.min(std::time::Duration::from_secs(1))).unwrap_or(
+                Timespec {
+                    tv_sec: 1,
+                    tv_nsec: 0,
+                },
+            );
+            let mut fds = [PollFd::new(&self.read, PollFlags::IN)];
+            // EINTR: a signal's handler ran, and its byte is in the pipe.
+            match rustix::event::poll(&mut fds, Some(&wait)) {
+                Ok(0) => {}
+                _ => return,
+            }
+        }
+    }
+
     /// The signals received since the last call, oldest first.
     pub fn take(&mut self) -> Vec<libc::c_int> {
         let mut buf = [0u8; 64];

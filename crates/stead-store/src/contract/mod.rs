@@ -136,6 +136,7 @@ contract![
     runs::a_resume_waits_for_an_overlap_rather_than_skip,
     runs::a_failure_during_a_restart_is_a_cut,
     runs::unknown_names_and_ids_are_reported,
+    runs::a_run_taken_ahead_and_stopped_before_its_instant_ends_where_it_started,
     catalog::services_are_inserted_listed_and_removed,
     catalog::holds_renew_keeping_their_first_acquisition,
     fencing::every_server_write_is_fenced,

@@ -772,3 +772,22 @@ pub(super) fn unknown_names_and_ids_are_reported(s: &Subject) {
         Err(StoreError::NoSuchHold(name)) if name == "h"
     ));
 }
+
+pub(super) fn a_run_taken_ahead_and_stopped_before_its_instant_ends_where_it_started(s: &Subject) {
+    let l = serve(s);
+    let j = l.job("a", Concurrency::Forbid);
+    let id = l.queue(&j);
+    // Marked ahead of its instant, t(10); cancelled before it, at t(5).
+    assert!(l.store.mark_running(id, 1, &me(), t(10)).unwrap());
+    let cancel = RunEnd::with_reason(RunStatus::Cancelled, "cancelled before it started", t(5));
+    assert!(l.store.finish(id, &cancel).unwrap());
+    let run = l.store.run_get(id).unwrap().unwrap();
+    assert_eq!(run.started_at, run.ended_at, "{run:?}");
+    // A run that ended after its start keeps both as they were.
+    let other = l.queue(&j);
+    assert!(l.store.mark_running(other, 1, &me(), t(1)).unwrap());
+    assert!(l.store.finish(other, &RunEnd::exited(0, t(2))).unwrap());
+    let run = l.store.run_get(other).unwrap().unwrap();
+    assert_eq!(run.started_at.as_deref(), Some("2027-01-15T08:00:01.000Z"));
+    assert_eq!(run.ended_at.as_deref(), Some("2027-01-15T08:00:02.000Z"));
+}

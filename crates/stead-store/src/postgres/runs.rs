@@ -333,7 +333,9 @@ pub fn end_run(
     let n = tx.execute(
         &format!(
             "UPDATE runs SET status = $2, exit_code = $3, signal = $4, reason = $5,
-                 ended_at_ms = $6, ended_processes = $7, waiting = 0
+                 ended_at_ms = $6, ended_processes = $7, waiting = 0,
+                 -- A run taken ahead of its instant and stopped before it started.
+                 started_at_ms = CASE WHEN started_at_ms > $6 THEN $6 ELSE started_at_ms END
              WHERE id = $1 AND status IN ({})",
             status_list(from)
         ),

@@ -144,7 +144,8 @@ fn a_fire_waiting_for_its_instant(dir: &StateDir, file: &Path, ahead_ms: i64) ->
             ahead = runs_of(dir, "ahead")
                 .into_iter()
                 .find(|r| {
-                    r["status"] == "queued"
+                    // Queued, or already taken by its monitor, which waits for the instant.
+                    (r["status"] == "queued" || r["status"] == "running")
                         && ms_of(r["scheduled_at"].as_str().unwrap()) > now_ms() + ahead_ms
                 })
                 .unwrap_or(Value::Null);
@@ -223,7 +224,7 @@ fn a_fire_admitted_ahead_whose_monitor_dies_with_its_server_is_cut_and_never_run
         let mut run = Value::Null;
         wait_until("the restarted server settles the cut fire", || {
             run = run_of(&dir, id);
-            run["status"] != "queued"
+            run["status"] != "queued" && run["status"] != "running"
         });
         run
     };
@@ -250,6 +251,45 @@ fn a_fire_admitted_ahead_whose_monitor_dies_with_its_server_is_cut_and_never_run
             .filter(|r| r["trigger"] != "resume")
             .cloned()
             .collect::<Vec<_>>(),
+    );
+}
+
+/// A fire's monitor takes it during its lead (the mark is not on the way from the
+/// instant to the command) and waits: a cancel then is heard at once, the command never
+/// runs, and the run does not end before it started.
+#[test]
+fn a_fire_taken_ahead_of_its_instant_and_cancelled_never_runs() {
+    let dir = ahead_of_time();
+    let file = dir.root().join("ran");
+    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 1_000);
+    let id = ahead["id"].as_i64().unwrap();
+    let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
+    let run = wait_status(&dir, id, "running");
+    assert_eq!(
+        ms_of(run["started_at"].as_str().unwrap()),
+        instant,
+        "taken ahead, recorded as starting on its instant: {run}"
+    );
+    let cancelled = json(&dir, &["cancel", &id.to_string()]);
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert!(
+        now_ms() < instant,
+        "the cancel was answered before the fire's instant, not after it"
+    );
+    assert_eq!(
+        cancelled["reason"], "cancelled before it started",
+        "{cancelled}"
+    );
+    assert_eq!(
+        cancelled["started_at"], cancelled["ended_at"],
+        "{cancelled}"
+    );
+    json(&dir, &["job", "disable", "ahead"]);
+    wait_until("nothing in flight", || !in_flight(&runs_of(&dir, "ahead")));
+    assert!(
+        !ran(&file).contains_key(&id),
+        "the cancelled fire ran: {:?}",
+        ran(&file)
     );
 }
 
