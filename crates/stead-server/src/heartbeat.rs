@@ -83,7 +83,8 @@ async fn renew(shared: &Arc<Shared>) -> bool {
             {
                 clock.observe(sent, *expires_at - ttl, shared.local_now());
             }
-            if let Ok(RenewOutcome::Renewed { .. }) = &outcome {
+            let in_place = shared.world.store.in_place();
+            if let (Ok(RenewOutcome::Renewed { .. }), true) = (&outcome, in_place) {
                 // A starter that lost the lease race may have left its own record behind.
                 match lock::reassert(&shared.lock_paths, &shared.lock_record, || {
                     !shared.stop.is_cancelled()
@@ -98,10 +99,10 @@ async fn renew(shared: &Arc<Shared>) -> bool {
                     shared.rebind.notify_one();
                 }
             }
-            (held, now, outcome)
+            (held, now, outcome, in_place)
         })
     };
-    let (held, now, outcome) = match task.await {
+    let (held, now, outcome, in_place) = match task.await {
         Ok(result) => result,
         Err(e) => {
             error!(cause = %e, "lease renewal task failed");
@@ -110,6 +111,19 @@ async fn renew(shared: &Arc<Shared>) -> bool {
     };
     if shared.stop.is_cancelled() {
         // Stopping: the release may already have cleared the row; that is no supersession.
+        return false;
+    }
+    if !in_place {
+        // The state directory (or its ledger) was removed under this server: whoever
+        // serves it now has a ledger of its own, and nothing written here reaches it.
+        // Rebinding the socket would only take it from that server.
+        let why = format!(
+            "the ledger {} was removed or replaced under this server, which no longer serves {}",
+            shared.world.ledger.describe(),
+            shared.world.paths.dir().display()
+        );
+        error!("{why}; stopping");
+        shared.begin_stop(StopReason::Superseded(why));
         return false;
     }
     match outcome {

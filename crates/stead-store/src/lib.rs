@@ -73,6 +73,14 @@ pub trait Store:
     fn is_shared(&self) -> bool {
         self.cluster().is_some()
     }
+
+    /// Whether the ledger this store has open is still the one its locator names: a
+    /// SQLite file removed or replaced under a running server (its state directory
+    /// deleted, say) is not, and everything written to it is lost to every later
+    /// server. A database server's ledger always is.
+    fn in_place(&self) -> bool {
+        true
+    }
 }
 
 /// Opens the ledger `locator` names for a server of `machine_id` whose leases last

@@ -100,7 +100,15 @@ fn busy_step(tries: i32) -> Option<Duration> {
 #[derive(Debug)]
 pub struct SqliteStore {
     path: PathBuf,
+    /// The file's device and inode when it was opened.
+    file: Option<(u64, u64)>,
     conn: Mutex<Connection>,
+}
+
+/// The device and inode of the file at `path`.
+fn file_id(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map(|m| (m.dev(), m.ino()))
 }
 
 /// Switches a connection to WAL and returns the journal mode it ended in. The switch of a
@@ -169,6 +177,7 @@ impl SqliteStore {
         restrict_permissions(path);
         Ok(Self {
             path: path.to_path_buf(),
+            file: file_id(path).ok(),
             conn: Mutex::new(conn),
         })
     }
@@ -412,6 +421,13 @@ impl Store for SqliteStore {
     fn ledger_ref(&self) -> LedgerRef {
         LedgerRef::Sqlite {
             path: self.path.clone(),
+        }
+    }
+
+    fn in_place(&self) -> bool {
+        match file_id(&self.path) {
+            Ok(now) => self.file.is_none_or(|then| then == now),
+            Err(e) => e.kind() != std::io::ErrorKind::NotFound,
         }
     }
 }

@@ -309,3 +309,27 @@ fn a_removed_socket_file_is_bound_again_by_the_live_server() {
         dir.log().contains("the socket file had been removed")
     });
 }
+
+/// A state directory deleted under its server (`rm -rf`, a reset) and made afresh by the
+/// next client belongs to the server that client started: the old one, whose ledger went
+/// with the directory, stops at its next heartbeat instead of taking the socket back
+/// (it used to bind it again, each server then taking it from the other in turn).
+#[test]
+fn a_server_whose_state_directory_was_deleted_stops_and_leaves_it_to_the_new_one() {
+    let dir = StateDir::new();
+    let old = dir.status();
+    let old_pid = old["pid"].as_u64().unwrap() as u32;
+    std::fs::remove_dir_all(dir.path()).unwrap();
+    let new = dir.status();
+    assert_ne!(new["server_id"], old["server_id"], "{new}");
+    wait_until("the old server stops", || {
+        !is_alive(old_pid) || is_zombie(old_pid)
+    });
+    let log = std::fs::read_to_string(dir.server_log()).unwrap_or_default();
+    assert!(
+        !log.contains("the socket file had been removed"),
+        "the new server had its socket taken: {log}"
+    );
+    // The directory is the new server's, its socket untouched.
+    assert_eq!(dir.status()["server_id"], new["server_id"]);
+}
