@@ -31,7 +31,8 @@ pub mod paths;
 pub mod probe;
 mod services;
 
-use std::io::{self, Write};
+use std::io::{self, BufReader, Write};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -140,34 +141,40 @@ fn is_executable(path: &Path) -> bool {
 /// An open session with a server.
 #[derive(Debug)]
 pub struct Connection {
-    greeted: Greeted,
+    reader: BufReader<UnixStream>,
+    /// What the server said first; none on a link (see [`Connection::linked`]).
+    hello: Option<Hello>,
     next_id: u64,
 }
 
 impl Connection {
     /// Connects to `socket` and reads the hello within `timeout`.
     pub fn open(socket: &Path, timeout: Duration) -> Result<Self, NotServing> {
-        Ok(Self {
-            greeted: probe::open(socket, timeout)?,
-            next_id: 1,
-        })
+        Ok(Self::greeted(probe::open(socket, timeout)?))
     }
 
-    /// A session over `stream`, already connected to a server (a monitor's link to the
-    /// server that started it), once its hello is read within `timeout`.
-    pub fn over(
-        stream: std::os::unix::net::UnixStream,
-        timeout: Duration,
-    ) -> Result<Self, NotServing> {
-        Ok(Self {
-            greeted: probe::greet(stream, std::time::Instant::now() + timeout)?,
+    fn greeted(greeted: Greeted) -> Self {
+        Self {
+            reader: greeted.reader,
+            hello: Some(greeted.hello),
             next_id: 1,
-        })
+        }
     }
 
-    /// The hello the server sent on this connection.
-    pub fn hello(&self) -> &Hello {
-        &self.greeted.hello
+    /// A session over `link`, a socket a server started this process with (a monitor's
+    /// link to the server that started it): no hello comes on it, since whoever made it
+    /// knows the server already.
+    pub fn linked(link: UnixStream) -> Self {
+        Self {
+            reader: BufReader::new(link),
+            hello: None,
+            next_id: 1,
+        }
+    }
+
+    /// The hello the server sent on this connection (none on a link).
+    pub fn hello(&self) -> Option<&Hello> {
+        self.hello.as_ref()
     }
 
     /// Sends one request of method `M` and waits for its response.
@@ -195,9 +202,9 @@ impl Connection {
         };
         let mut line = serde_json::to_vec(&request).expect("requests always serialize");
         line.push(b'\n');
-        self.greeted.reader.get_mut().write_all(&line)?;
+        self.reader.get_mut().write_all(&line)?;
         let deadline = Instant::now() + timeout;
-        let text = probe::read_line_by(&mut self.greeted.reader, deadline)?;
+        let text = probe::read_line_by(&mut self.reader, deadline)?;
         let response: ResponseEnvelope = serde_json::from_str(&text)
             .map_err(|e| ClientError::Protocol(format!("{e}: {text}")))?;
         if response.id != Some(id) {

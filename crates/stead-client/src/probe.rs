@@ -77,7 +77,7 @@ pub fn open(socket: &Path, timeout: Duration) -> Result<Greeted, NotServing> {
 }
 
 /// Reads the hello line on `stream`, connected to a server, by `deadline`.
-pub fn greet(stream: UnixStream, deadline: Instant) -> Result<Greeted, NotServing> {
+fn greet(stream: UnixStream, deadline: Instant) -> Result<Greeted, NotServing> {
     let mut reader = BufReader::new(stream);
     let line = read_line_by(&mut reader, deadline).map_err(|e| match e.kind() {
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => NotServing::Silent,

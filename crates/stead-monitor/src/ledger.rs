@@ -77,7 +77,7 @@ impl Ledger {
             .linked
             .then(take_link)
             .flatten()
-            .and_then(|stream| Connection::over(stream, patience).ok());
+            .map(Connection::linked);
         Ok(Ledger::Shared(Box::new(SharedLedger {
             socket: server.socket.clone(),
             patience,

@@ -24,13 +24,21 @@ enum Line {
 }
 
 pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
+    serve_greeted(shared, stream, true).await;
+}
+
+/// Serves `stream`, greeting it first when `greet` (every connection through the socket;
+/// a monitor's link is not greeted: the server that made it is the one serving it).
+async fn serve_greeted(shared: Arc<Shared>, stream: UnixStream, greet: bool) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
-    let hello = HelloLine {
-        hello: shared.hello(),
-    };
-    if write_json(&mut write, &hello).await.is_err() {
-        return;
+    if greet {
+        let hello = HelloLine {
+            hello: shared.hello(),
+        };
+        if write_json(&mut write, &hello).await.is_err() {
+            return;
+        }
     }
     loop {
         let line = tokio::select! {
@@ -67,7 +75,7 @@ pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
 /// Serves a monitor's link (its stdout, a socket to this server) as a connection, until
 /// the monitor closes it or the server stops.
 pub fn serve_link(shared: &Arc<Shared>, link: UnixStream) {
-    tokio::spawn(serve(shared.clone(), link));
+    tokio::spawn(serve_greeted(shared.clone(), link, false));
 }
 
 async fn write_json(

@@ -172,7 +172,10 @@ fn restart_stead(client: &Client, service: String, mut timer: Timer) -> anyhow::
         }
         Err(_) => None,
     };
-    let hello = super::connect(client)?.hello().clone();
+    let hello = super::connect(client)?
+        .hello()
+        .cloned()
+        .expect("a connection through the socket is greeted");
     if old.as_deref() == Some(hello.server_id.as_str()) {
         bail!(
             "the server answering after the restart is the old one ({})",

@@ -74,7 +74,7 @@ fn a_failing_first_spawn_is_followed_by_a_healthy_second() {
     let conn = ensure_available(&socket(&dir), &timings(), &mut spawner).unwrap();
     assert_eq!(spawner.spawned, 2);
     assert!(started.elapsed() < Duration::from_millis(START_TIMEOUT_MS));
-    assert_eq!(conn.hello().epoch, 1);
+    assert_eq!(conn.hello().unwrap().epoch, 1);
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn a_serving_holder_is_reached_without_any_spawn() {
     let conn = ensure_available(&socket(&dir), &timings(), &mut spawner).unwrap();
     assert_eq!(spawner.spawned, 0);
     assert_eq!(
-        conn.hello().server_id,
+        conn.hello().unwrap().server_id,
         status["server_id"].as_str().unwrap()
     );
 }
