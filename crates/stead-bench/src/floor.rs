@@ -95,6 +95,10 @@ impl HttpRuns {
 
 pub struct FloorReport {
     pub stead: String,
+    /// Of the functions `crates/stead/hot-code.order` lists, how many steadd defines:
+    /// how much of its hot code the linker could lay out together (`None` without the
+    /// list or `nm`).
+    pub hot_code: Option<(usize, usize)>,
     pub latency_sqlite: Latency,
     pub latency_pg: Option<Latency>,
     pub burst: Burst,
@@ -351,6 +355,7 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
     let http = http_runs(stead, posts)?;
     Ok(FloorReport {
         stead: stead.exe().display().to_string(),
+        hot_code: hot_code(&stead.exe().with_file_name("steadd")),
         latency_sqlite,
         latency_pg,
         burst,
@@ -361,6 +366,32 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
         warm: warm_stats,
         pueue_warm,
     })
+}
+
+/// How many of the functions `crates/stead/hot-code.order` lists `steadd` defines, of
+/// how many (see `scripts/order-hot-code`): a list gone stale after an upgrade shows here.
+fn hot_code(steadd: &Path) -> Option<(usize, usize)> {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stead/hot-code.order");
+    let listed: Vec<String> = std::fs::read_to_string(list)
+        .ok()?
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let out = Command::new("nm")
+        .arg("--defined-only")
+        .arg(steadd)
+        .output()
+        .ok()?;
+    let defined: std::collections::HashSet<&str> = std::str::from_utf8(&out.stdout)
+        .ok()?
+        .lines()
+        .filter_map(|line| line.split(' ').nth(2))
+        .collect();
+    let found = listed
+        .iter()
+        .filter(|f| defined.contains(f.as_str()))
+        .count();
+    Some((found, listed.len()))
 }
 
 /// Whether a PostgreSQL server answers for the figure on it.
@@ -436,6 +467,15 @@ impl FloorReport {
                 );
             }
         }
+        match self.hot_code {
+            Some((found, listed)) => {
+                let _ = writeln!(
+                    out,
+                    "hot code laid out together                {found} of the {listed} functions crates/stead/hot-code.order lists"
+                );
+            }
+            None => out.push_str("hot code laid out together                no list, or no nm\n"),
+        }
         match &self.pueue_warm {
             Some(p) => {
                 let _ = writeln!(
@@ -460,6 +500,7 @@ impl FloorReport {
     pub fn json(&self) -> Value {
         json!({
             "stead": self.stead,
+            "hot_code_functions": self.hot_code.map(|(found, listed)| json!({"found": found, "listed": listed})),
             "fire_to_exec_sqlite_ms": stats(&self.latency_sqlite.exec),
             "fire_to_exec_postgres_ms": self.latency_pg.as_ref().map(|l| stats(&l.exec)),
             "burst": self.burst.json(),

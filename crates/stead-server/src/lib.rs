@@ -186,13 +186,18 @@ pub async fn run(
     cluster::start(&shared);
     on_ready(&shared.hello());
     // Up before the first run needs it, off the path of this server's first answers;
-    // then what the start touched is let go of.
+    // then, once the background tasks below have made their first pass, what the start
+    // touched is let go of.
     #[cfg(target_os = "linux")]
     {
         let warming = shared.clone();
-        tokio::task::spawn_blocking(move || {
-            warming.spawner.warm();
-            resident::let_go_of_start();
+        tokio::task::spawn_blocking(move || warming.spawner.warm());
+        let settling = shared.clone();
+        tokio::spawn(async move {
+            let passes = settling.first_passes.acquire_many(resident::FIRST_PASSES);
+            // A scheduler that does not lead (a shared ledger) makes no pass: not waited for.
+            let _ = tokio::time::timeout(resident::SETTLE_MAX, passes).await;
+            tokio::task::spawn_blocking(resident::let_go_of_start);
         });
     }
 

@@ -48,6 +48,7 @@ pub const SIGNATURE_HEADER: &str = "X-Stead-Signature";
 pub async fn run(shared: Arc<Shared>) {
     let mut leader = shared.leader.subscribe();
     let carriers = Carriers::default();
+    let mut passed = false;
     loop {
         let mut events = shared.run_events.subscribe();
         let leading = *leader.borrow_and_update();
@@ -55,6 +56,7 @@ pub async fn run(shared: Arc<Shared>) {
             Some(epoch) => pass(&shared, epoch, &carriers).await,
             None => Wake::OnEvent,
         };
+        shared.passed(&mut passed);
         let clock = shared.world.clock.clone();
         tokio::select! {
             () = shared.stop.cancelled() => return,

@@ -2,11 +2,22 @@
 //! run again (the migrations, the configuration's parser, the ledger's checks, the
 //! runtime's set-up), and the kernel maps up to 64 KiB around every page of it that was
 //! touched (fault-around): most of a fresh server's resident set is program text and
-//! read-only data it will not read again. So, once serving, the server lets go of those
-//! mappings' pages and of the heap its start freed. Nothing is lost: the pages stay in the
-//! page cache (shared with the spawner and the monitors, which map the same file), and
-//! whatever the server runs next is mapped again by a minor fault, from memory. Linux
-//! only (the module is not built elsewhere).
+//! read-only data it will not read again. So, once serving and once its background
+//! tasks have made their first pass (whose code, run at the start, would otherwise be
+//! mapped again at once), the server lets go of those mappings' pages and of the heap its
+//! start freed. Nothing is lost: the pages stay in the page cache (shared with the
+//! spawner and the monitors, which map the same file), and whatever the server runs next
+//! is mapped again by a minor fault, from memory. What it runs next is laid out together
+//! in the program (see `crates/stead/build.rs`), so little cold code comes back with it.
+//! Linux only (the module is not built elsewhere).
+
+/// The background tasks whose first pass the let-go waits for: the scheduler, the
+/// starter and the deliverer of notifications (each adds a permit to
+/// `Shared::first_passes`).
+pub const FIRST_PASSES: u32 = 3;
+
+/// The longest the let-go waits for them.
+pub const SETTLE_MAX: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Drops the pages of the read-only file mappings (program text, read-only data), then
 /// returns the freed heap to the system.
@@ -14,7 +25,13 @@ pub fn let_go_of_start() {
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
         return;
     };
-    for mapping in droppable(&smaps) {
+    let mappings = droppable(&smaps);
+    tracing::debug!(
+        mappings = mappings.len(),
+        kib = mappings.iter().map(|m| m.len / 1024).sum::<usize>(),
+        "letting go of what the start touched"
+    );
+    for mapping in mappings {
         // SAFETY: the range is one whole mapping of this process, read-only and backed
         // by a file, with no private (anonymous) page in it: dropping its pages discards
         // nothing that the file does not hold, and a later access maps the same bytes

@@ -50,6 +50,7 @@ async fn schedule(
     let shared = shared.clone();
     // On becoming leader nothing was waited for: every fire before now was missed.
     let mut awake_since = shared.world.clock.now();
+    let mut passed = false;
     loop {
         // Registered before reading the jobs, so a change made meanwhile is not missed.
         let changed = shared.jobs_changed.notified();
@@ -116,6 +117,7 @@ async fn schedule(
         }
         let lead = lead(&shared, &coming);
         let staged = stage(&shared, &coming, now, lead).await;
+        shared.passed(&mut passed);
         // The next wake: a lead before the next fire not yet staged.
         let next_wake = coming
             .iter()

@@ -123,6 +123,10 @@ pub struct Shared {
     /// has been recorded through this server: a monitor that exits after that leaves
     /// nothing to read or settle.
     watched: Mutex<HashMap<i64, bool>>,
+    /// A permit for each background task that has made its first pass: what the start
+    /// touched is let go of once they have (`resident`), not while they still run code
+    /// they will not run again soon.
+    pub first_passes: tokio::sync::Semaphore,
 }
 
 impl Shared {
@@ -165,6 +169,7 @@ impl Shared {
             claim_now: Notify::new(),
             log_ends: Mutex::new(BTreeSet::new()),
             watched: Mutex::new(HashMap::new()),
+            first_passes: tokio::sync::Semaphore::new(0),
             ship_now: Notify::new(),
             host_name: stead_core::machine::host_name(),
             runtime: tokio::runtime::Handle::current(),
@@ -308,6 +313,14 @@ impl Shared {
     }
 
     /// A run of this host ended: on a shared ledger, the rest of its log is shipped now.
+    /// A background task made a pass; the first of each task's counts (see
+    /// `first_passes`). `made` is the task's own record of having counted.
+    pub fn passed(&self, made: &mut bool) {
+        if !std::mem::replace(made, true) {
+            self.first_passes.add_permits(1);
+        }
+    }
+
     /// A watch of the run's monitor begins.
     pub fn watching(&self, run_id: i64) {
         self.watched

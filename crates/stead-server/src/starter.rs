@@ -24,9 +24,11 @@ use crate::shared::Shared;
 /// Passes whenever a run changes (one ended, one was written waiting) and when the
 /// earliest retry's time comes, until the server stops.
 pub async fn run(shared: Arc<Shared>) {
+    let mut passed = false;
     loop {
         let mut events = shared.run_events.subscribe();
         let next = pass(&shared).await;
+        shared.passed(&mut passed);
         let clock = shared.world.clock.clone();
         tokio::select! {
             () = shared.stop.cancelled() => return,
