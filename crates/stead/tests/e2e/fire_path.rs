@@ -132,9 +132,10 @@ fn a_burst_cut_by_sigkill_runs_every_fire_once_and_loses_none() {
     }
 }
 
-/// A job firing every 4 s whose fires are admitted 2 s ahead; answers the first fire
-/// seen admitted whose instant is at least `ahead_ms` away (a `queued` row).
-fn a_fire_waiting_for_its_instant(dir: &StateDir, file: &Path, ahead_ms: i64) -> Value {
+/// A job firing every 4 s whose fires are admitted 2 s ahead; answers the id and the
+/// instant (ms since the epoch) of the first fire seen admitted whose instant is at
+/// least `ahead_ms` away.
+fn a_fire_waiting_for_its_instant(dir: &StateDir, file: &Path, ahead_ms: i64) -> (i64, i64) {
     add_job(dir, "ahead", &["--every", "4s"], &writes_its_id(file));
     let mut ahead = Value::Null;
     wait_until_within(
@@ -152,7 +153,10 @@ fn a_fire_waiting_for_its_instant(dir: &StateDir, file: &Path, ahead_ms: i64) ->
             !ahead.is_null()
         },
     );
-    ahead
+    (
+        ahead["id"].as_i64().unwrap(),
+        ms_of(ahead["scheduled_at"].as_str().unwrap()),
+    )
 }
 
 fn ahead_of_time() -> StateDir {
@@ -165,9 +169,7 @@ fn ahead_of_time() -> StateDir {
 fn a_fire_admitted_ahead_runs_once_on_its_instant_when_its_server_is_killed_first() {
     let dir = ahead_of_time();
     let file = dir.root().join("ran");
-    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 300);
-    let id = ahead["id"].as_i64().unwrap();
-    let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
+    let (id, instant) = a_fire_waiting_for_its_instant(&dir, &file, 300);
     dir.kill_servers();
     // Its monitor, already waiting, starts it on its instant with no server to ask.
     wait_until("the fire ran without its server", || {
@@ -190,9 +192,7 @@ fn a_fire_admitted_ahead_runs_once_on_its_instant_when_its_server_is_killed_firs
 fn a_server_restarted_before_a_fire_admitted_ahead_leaves_it_to_its_monitor() {
     let dir = ahead_of_time();
     let file = dir.root().join("ran");
-    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 1_500);
-    let id = ahead["id"].as_i64().unwrap();
-    let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
+    let (id, instant) = a_fire_waiting_for_its_instant(&dir, &file, 1_500);
     dir.kill_servers();
     dir.status();
     assert!(
@@ -213,8 +213,7 @@ fn a_server_restarted_before_a_fire_admitted_ahead_leaves_it_to_its_monitor() {
 fn a_fire_admitted_ahead_whose_monitor_dies_with_its_server_is_cut_and_never_run_twice() {
     let dir = ahead_of_time();
     let file = dir.root().join("ran");
-    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 300);
-    let id = ahead["id"].as_i64().unwrap();
+    let (id, _) = a_fire_waiting_for_its_instant(&dir, &file, 300);
     // The whole host's stead at once: server, spawner, monitors.
     dir.kill_servers();
     for pid in dir.monitor_pids() {
@@ -261,9 +260,7 @@ fn a_fire_admitted_ahead_whose_monitor_dies_with_its_server_is_cut_and_never_run
 fn a_fire_taken_ahead_of_its_instant_and_cancelled_never_runs() {
     let dir = ahead_of_time();
     let file = dir.root().join("ran");
-    let ahead = a_fire_waiting_for_its_instant(&dir, &file, 1_000);
-    let id = ahead["id"].as_i64().unwrap();
-    let instant = ms_of(ahead["scheduled_at"].as_str().unwrap());
+    let (id, instant) = a_fire_waiting_for_its_instant(&dir, &file, 1_000);
     let run = wait_status(&dir, id, "running");
     assert_eq!(
         ms_of(run["started_at"].as_str().unwrap()),
