@@ -12,6 +12,8 @@ use rustix::process::{Pid, Signal};
 
 use stead_core::runs::MonitorPlan;
 
+use super::sweep::Identity;
+
 /// A started command: the leader of its own process group, with its output pipes.
 #[derive(Debug)]
 pub struct Started {
@@ -82,30 +84,32 @@ pub fn signal(leader: Pid, sig: Signal) {
     let _ = rustix::process::kill_process_group(leader, sig);
 }
 
-/// How many processes of the group are alive (zombies count as dead).
+/// The processes of the group that are alive (zombies count as dead).
 #[cfg(target_os = "linux")]
-pub fn live_members(leader: Pid) -> usize {
+pub fn live_members(leader: Pid) -> Vec<Identity> {
     super::sweep::live_in_group(leader.as_raw_nonzero().get())
 }
 
-/// What outlived the group's leader: how many of its group are alive, and whether
-/// anything descended from the monitor is (an escapee too), which the sweep at the
-/// end then has to end. One look, for the common end of a command that left nothing.
+/// What outlived the group's leader: the members of its group still alive, and
+/// whether anything descended from the monitor is (an escapee too), which the sweep at
+/// the end then has to end. One look, for the common end of a command that left nothing.
 #[cfg(target_os = "linux")]
-pub fn outlived(leader: Pid) -> (usize, bool) {
+pub fn outlived(leader: Pid) -> (Vec<Identity>, bool) {
     super::sweep::alive_below(leader.as_raw_nonzero().get())
 }
 
 /// What outlived the group's leader; elsewhere there is no sweep of escapees to skip.
 #[cfg(target_os = "macos")]
-pub fn outlived(leader: Pid) -> (usize, bool) {
+pub fn outlived(leader: Pid) -> (Vec<Identity>, bool) {
     let in_group = live_members(leader);
-    (in_group, in_group > 0)
+    let anything = !in_group.is_empty();
+    (in_group, anything)
 }
 
-/// How many processes of the group are alive (zombies count as dead).
+/// The processes of the group that are alive (zombies count as dead); by pid alone,
+/// as nothing here is compared with a sweep's findings.
 #[cfg(target_os = "macos")]
-pub fn live_members(leader: Pid) -> usize {
+pub fn live_members(leader: Pid) -> Vec<Identity> {
     // From <sys/proc_info.h>; the libc crate does not export it.
     const PROC_PGRP_ONLY: u32 = 2;
     let mut pids = vec![0 as libc::pid_t; 4096];
@@ -124,5 +128,6 @@ pub fn live_members(leader: Pid) -> usize {
         .iter()
         .filter(|&&pid| pid > 0)
         .filter(|&&pid| matches!(stead_core::identity::of_pid(pid as u32), Ok(Some(_))))
-        .count()
+        .map(|&pid| (pid, 0))
+        .collect()
 }

@@ -12,41 +12,49 @@
 //! never hit. Linux only: elsewhere there is no subreaper to keep the tree together, and
 //! the sweep finds nothing (documented in `docs/ledger.md`).
 
+use std::collections::HashSet;
 use std::time::Duration;
 
+/// A process by its pid and start time (clock ticks since boot): a pid used again by
+/// a later process is another identity, and a process seen twice is one.
+pub type Identity = (i32, u64);
+
 /// Ends every live descendant of this process (SIGTERM, then SIGKILL after `grace`) and
-/// returns how many there were.
+/// returns how many there were, leaving out those in `counted` (already counted as
+/// members of the command's group, which one of them may have left on its way out).
 #[cfg(target_os = "linux")]
-pub fn end_descendants(grace: Duration) -> usize {
-    linux::end_descendants(grace)
+pub fn end_descendants(grace: Duration, counted: &HashSet<Identity>) -> usize {
+    linux::end_descendants(grace, counted)
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn end_descendants(_grace: Duration) -> usize {
+pub fn end_descendants(_grace: Duration, _counted: &HashSet<Identity>) -> usize {
     0
 }
 
-/// How many live processes are in the process group `group` (zombies count as dead).
+/// The live processes of the process group `group` (zombies count as dead).
 #[cfg(target_os = "linux")]
-pub fn live_in_group(group: i32) -> usize {
+pub fn live_in_group(group: i32) -> Vec<Identity> {
     linux::live_in_group(group)
 }
 
-/// What is alive below this process: how many of the process group `group`, and
+/// What is alive below this process: the members of the process group `group`, and
 /// whether anything at all (in that group or outside it), from one walk of the tree.
 #[cfg(target_os = "linux")]
-pub fn alive_below(group: i32) -> (usize, bool) {
+pub fn alive_below(group: i32) -> (Vec<Identity>, bool) {
     linux::alive_below(group)
 }
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::collections::HashMap;
+    use std::collections::{HashMap, HashSet};
     use std::os::fd::OwnedFd;
     use std::time::{Duration, Instant};
 
     use rustix::event::{PollFd, PollFlags, Timespec};
     use rustix::process::{Pid, PidfdFlags, Signal};
+
+    use super::Identity;
 
     /// A process as `/proc/PID/stat` shows it.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +84,12 @@ mod linux {
             started,
             zombie: state == "Z" || state == "X",
         })
+    }
+
+    impl Proc {
+        fn identity(&self) -> Identity {
+            (self.pid, self.started)
+        }
     }
 
     fn read(pid: i32) -> Option<Proc> {
@@ -109,13 +123,17 @@ mod linux {
     /// the monitor's descendants share, and orphans come back to the monitor as its
     /// subreaper), so the walk down from it finds them: a command that left nothing
     /// behind costs a read or two rather than one of every process on the machine.
-    pub fn live_in_group(group: i32) -> usize {
+    pub fn live_in_group(group: i32) -> Vec<Identity> {
         alive_below(group).0
     }
 
-    pub fn alive_below(group: i32) -> (usize, bool) {
+    pub fn alive_below(group: i32) -> (Vec<Identity>, bool) {
         let found = descendants(std::process::id() as i32);
-        let in_group = found.iter().filter(|p| p.group == group).count();
+        let in_group = found
+            .iter()
+            .filter(|p| p.group == group)
+            .map(Proc::identity)
+            .collect();
         (in_group, !found.is_empty())
     }
 
@@ -185,10 +203,10 @@ mod linux {
     /// How long a process may take to die of SIGKILL before a later pass looks again.
     const KILL_WAIT: Duration = Duration::from_secs(1);
 
-    pub fn end_descendants(grace: Duration) -> usize {
+    pub fn end_descendants(grace: Duration, counted: &HashSet<Identity>) -> usize {
         let me = std::process::id() as i32;
         // Each process once, by its identity, however many passes see it.
-        let mut ended = std::collections::HashSet::new();
+        let mut ended = HashSet::new();
         for _ in 0..PASSES {
             let found: Vec<(Proc, OwnedFd)> = descendants(me)
                 .into_iter()
@@ -197,12 +215,12 @@ mod linux {
             if found.is_empty() {
                 break;
             }
-            ended.extend(found.iter().map(|(p, _)| (p.pid, p.started)));
+            ended.extend(found.iter().map(|(p, _)| p.identity()));
             let held: Vec<OwnedFd> = found.into_iter().map(|(_, fd)| fd).collect();
             signal_until_gone(&held, Signal::TERM, grace);
             signal_until_gone(&held, Signal::KILL, KILL_WAIT);
         }
-        ended.len()
+        ended.difference(counted).count()
     }
 
     /// Sends `sig` to each process still alive, then waits up to `wait` for them to exit.

@@ -8,6 +8,7 @@
 //! itself being stopped) is always the same escalation on the whole group: SIGTERM,
 //! then SIGKILL after the grace if anything in it is still alive.
 
+use std::collections::HashSet;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ use super::group::{self, Started};
 use super::log::Log;
 use super::reap::{self, ChildExit};
 use super::signals::SignalPipe;
-use super::sweep;
+use super::sweep::{self, Identity};
 use stead_core::runs::RunEnd;
 
 /// How long to wait for the output pipes to close once the group is gone: a descendant
@@ -175,7 +176,7 @@ pub fn watch(
         exit: None,
         stop: None,
         late: None,
-        signalled: 0,
+        signalled: HashSet::new(),
         kill_at: None,
         recheck_at: None,
         recheck: FIRST_RECHECK,
@@ -212,7 +213,7 @@ pub fn watch(
     let escaped = if watch.nothing_left {
         0
     } else {
-        sweep::end_descendants(watch.limits.kill_grace)
+        sweep::end_descendants(watch.limits.kill_grace, &watch.signalled)
     };
     reap::reap_all();
     Watched {
@@ -233,10 +234,10 @@ struct Watch {
     /// A stop asked for after the leader had exited by itself.
     late: Option<Stop>,
     /// Processes of the group alive when the monitor first signalled it (once the
-    /// leader had exited by itself: the leftovers). Counted once, at the signal: a
-    /// process still starting when the leader exited may leave the group before it (a
-    /// `setsid` on its way), and is then counted among the escapees instead, not twice.
-    signalled: usize,
+    /// leader had exited by itself: the leftovers). Kept by identity: a process still
+    /// starting as the leader exited may leave the group (a `setsid` on its way) between
+    /// the count and the signal, and the sweep of escapees then finds it again.
+    signalled: HashSet<Identity>,
     /// When SIGKILL is due, once the group has been sent SIGTERM.
     kill_at: Option<Instant>,
     /// When to next count the group's live members, once the leader has exited; `None`
@@ -259,7 +260,7 @@ impl Watch {
         let exit = self.exit?;
         let now = Instant::now();
         if self.recheck_at.is_some_and(|at| at <= now) {
-            if group::live_members(self.leader) == 0 {
+            if group::live_members(self.leader).is_empty() {
                 self.recheck_at = None;
                 self.kill_at = None;
                 self.drain_until = Some(now + DRAIN);
@@ -371,10 +372,10 @@ impl Watch {
             return;
         }
         self.recheck_at = Some(now);
-        if self.stop.is_none() && in_group > 0 {
+        if self.stop.is_none() && !in_group.is_empty() {
             // Whatever outlived the leader is left over: the run is over, so it goes.
-            if self.signalled == 0 {
-                self.signalled = in_group;
+            if self.signalled.is_empty() {
+                self.signalled = in_group.into_iter().collect();
             }
             self.terminate();
         }
@@ -408,8 +409,8 @@ impl Watch {
     }
 
     fn terminate(&mut self) {
-        if self.signalled == 0 {
-            self.signalled = group::live_members(self.leader);
+        if self.signalled.is_empty() {
+            self.signalled = group::live_members(self.leader).into_iter().collect();
         }
         group::signal(self.leader, Signal::TERM);
         self.kill_at = Some(Instant::now() + self.limits.kill_grace);
@@ -447,11 +448,8 @@ impl Watch {
             },
             (Some(stop), _) => RunEnd::with_reason(stop.status(), stop.reason(), now),
         };
-        let leftovers = if self.stop.is_none() {
-            self.signalled + escaped
-        } else {
-            0
-        };
+        let ended = self.signalled.len() + escaped;
+        let leftovers = if self.stop.is_none() { ended } else { 0 };
         if leftovers > 0 {
             let plural = if leftovers == 1 { "" } else { "es" };
             let note = format!("killed {leftovers} leftover process{plural}");
@@ -461,7 +459,7 @@ impl Watch {
             });
         }
         if self.stop.is_some() || leftovers > 0 {
-            end.ended_processes = u32::try_from(self.signalled + escaped).ok();
+            end.ended_processes = u32::try_from(ended).ok();
         }
         end
     }
