@@ -37,7 +37,7 @@ pub fn client_main() -> ExitCode {
 
 /// `steadd`: the daemon, monitors, the spawner and the commands `stead` hands over.
 pub fn daemon_main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = cli::Cli::parse_daemon();
     if args.command.is_long_lived() {
         fds::close_inherited();
     }

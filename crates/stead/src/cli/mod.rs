@@ -154,6 +154,46 @@ impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
     }
 }
 
+/// The commands `steadd` runs itself (the rest are `stead`'s, which `steadd` refuses).
+const DAEMON_COMMANDS: &[&str] = &[
+    "serve",
+    "doctor",
+    "guard",
+    "completions",
+    "man",
+    "mcp",
+    "monitor",
+    "spawner",
+    "help",
+];
+
+impl Cli {
+    /// The command line as `steadd` reads it: `stead`'s grammar (a command `stead` hands
+    /// over parses alike), with the commands that are `stead`'s left out of the help.
+    pub fn parse_daemon() -> Cli {
+        use clap::FromArgMatches;
+        let mut command = daemon_command();
+        let matches = command.get_matches_mut();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit())
+    }
+}
+
+fn daemon_command() -> clap::Command {
+    use clap::CommandFactory;
+    let command = Cli::command().about(
+        "stead's daemon program: the server, run monitors, and the commands stead hands \
+         it. Everything else is run with stead (`stead --help`).",
+    );
+    let clients: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| !DAEMON_COMMANDS.contains(&name.as_str()))
+        .collect();
+    clients.into_iter().fold(command, |command, name| {
+        command.mut_subcommand(name, |c| c.hide(true))
+    })
+}
+
 impl Command {
     /// The daemon, a run's monitor and the spawner of monitors live long and start other
     /// processes: they begin with only stdin, stdout and stderr (see `fds.rs`).
@@ -238,4 +278,31 @@ pub(crate) fn connect(client: &Client) -> Result<Connection, ClientError> {
             Err(missing) => missing,
             Ok(_) => e,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DAEMON_COMMANDS, daemon_command};
+
+    #[test]
+    fn the_daemons_help_lists_its_own_commands_only() {
+        let command = daemon_command();
+        let shown: Vec<&str> = command
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name())
+            .collect();
+        for name in ["serve", "doctor", "guard", "completions", "man"] {
+            assert!(shown.contains(&name), "{name} missing from {shown:?}");
+        }
+        for name in ["status", "run", "job", "logs"] {
+            assert!(!shown.contains(&name), "{name} shown in {shown:?}");
+        }
+        // Every name in the list is a command, so a renamed one is not silently hidden.
+        let all: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+        for name in DAEMON_COMMANDS.iter().filter(|n| **n != "help") {
+            let cfg_gated = matches!(*name, "mcp" | "spawner");
+            assert!(cfg_gated || all.contains(name), "{name} is not a command");
+        }
+    }
 }
