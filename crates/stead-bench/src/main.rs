@@ -1,20 +1,20 @@
 //! `stead-bench`: measures a release build of stead, side by side with pueue.
 //!
-//! Build stead in release mode first, then run the bench:
+//! `scripts/bench` builds stead in release mode and this package's two programs, then
+//! runs the bench:
 //!
 //! ```text
-//! cargo build --release
-//! cargo run --release -p stead-bench -- foundation [--iterations N] [--stead PATH] [--pueue PATH] [--json]
-//! cargo run --release -p stead-bench -- runs [--iterations N] [--submissions N] [...]
-//! cargo run --release -p stead-bench -- recovery [--iterations N] [...]
-//! cargo run --release -p stead-bench -- web [--iterations N] [--json]
-//! cargo run --release -p stead-bench -- cluster [--iterations N] [--submissions N] [--json]
-//! cargo run --release -p stead-bench -- hostile [--iterations N] [--json]
-//! cargo run --release -p stead-bench -- guard [--iterations N] [--json]
-//! cargo run --release -p stead-bench -- retention [--iterations N] [--json]
-//! cargo run --release -p stead-bench -- notify [--iterations N] [--json]
-//! cargo run --release -p stead-bench -- floor [--iterations N] [--submissions N] [--json]
-//! cargo run --release -p stead-bench -- all [...]
+//! scripts/bench foundation [--iterations N] [--stead PATH] [--pueue PATH] [--json]
+//! scripts/bench runs [--iterations N] [--submissions N] [...]
+//! scripts/bench recovery [--iterations N] [...]
+//! scripts/bench web [--iterations N] [--json]
+//! scripts/bench cluster [--iterations N] [--submissions N] [--json]
+//! scripts/bench hostile [--iterations N] [--json]
+//! scripts/bench guard [--iterations N] [--json]
+//! scripts/bench retention [--iterations N] [--json]
+//! scripts/bench notify [--iterations N] [--json]
+//! scripts/bench floor [--iterations N] [--submissions N] [--json]
+//! scripts/bench all [...]
 //! ```
 //!
 //! `web` drives the dashboard in a real browser when `scripts/setup-browser` has been run
@@ -272,7 +272,7 @@ impl Setup {
         let probe = exe.with_file_name("stead-probe");
         if !probe.is_file() {
             bail!(
-                "no stead-probe at {}: build it with `cargo build --release -p stead-bench`",
+                "no stead-probe at {}: `scripts/bench` builds it (`cargo build --release -p stead-bench`)",
                 probe.display()
             );
         }
