@@ -76,17 +76,30 @@ pub fn series(n: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Re
     Ok(Stats::of(&samples))
 }
 
-/// Figure 1: `stead status --json` against a running server.
-pub fn warm_stead(stead: &Stead, n: usize) -> anyhow::Result<Stats> {
+/// Figure 1: `stead status --json` against a running server, and beside it `pueue status
+/// --json` against a running pueued: the two in turn, call by call, so that a change in
+/// the machine's pace over the series (a shared machine's neighbours) weighs on both
+/// alike rather than on whichever ran second.
+pub fn warm(
+    stead: &Stead,
+    pueue: Option<&Pueue>,
+    n: usize,
+) -> anyhow::Result<(Stats, Option<Stats>)> {
     let dir = stead.dir("w");
-    let stats = series(n, || stead.status(&dir, &[]).map(drop));
+    let call_stead = || stead.status(&dir, &[]).map(drop);
+    for _ in 0..WARMUP {
+        call_stead()?;
+        pueue.map(Pueue::status).transpose()?;
+    }
+    let (mut ours, mut theirs) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        ours.push(timed(call_stead)?.0);
+        if let Some(pueue) = pueue {
+            theirs.push(timed(|| pueue.status())?.0);
+        }
+    }
     stead.stop(&dir)?;
-    stats
-}
-
-/// Figure 1, the other side: `pueue status --json` against a running pueued.
-pub fn warm_pueue(pueue: &Pueue, n: usize) -> anyhow::Result<Stats> {
-    series(n, || pueue.status())
+    Ok((Stats::of(&ours), pueue.map(|_| Stats::of(&theirs))))
 }
 
 /// Figure 2's two kinds of cold start.

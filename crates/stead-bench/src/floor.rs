@@ -325,8 +325,7 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
     progress("idle memory beside pueued");
     let (idle, pueue_idle) = figures::idle(stead, pueue)?;
     progress("warm status beside pueue status");
-    let warm_stats = figures::warm_stead(stead, warm)?;
-    let pueue_warm = pueue.map(|p| figures::warm_pueue(p, warm)).transpose()?;
+    let (warm_stats, pueue_warm) = figures::warm(stead, pueue, warm)?;
     progress(&format!(
         "fire -> exec on SQLite: {fires} fires, one a second"
     ));

@@ -357,11 +357,7 @@ fn foundation(setup: &Setup, args: &Args) -> anyhow::Result<report::Report> {
     progress("idle server");
     let (idle, pueue_idle) = figures::idle(&stead, pueue.as_ref())?;
     progress("warm round trip");
-    let warm = figures::warm_stead(&stead, warm_n)?;
-    let pueue_warm = pueue
-        .as_ref()
-        .map(|p| figures::warm_pueue(p, warm_n))
-        .transpose()?;
+    let (warm, pueue_warm) = figures::warm(&stead, pueue.as_ref(), warm_n)?;
     progress("cold start");
     let cold = figures::cold(&stead, cold_n)?;
     progress("recovery after SIGKILL");
