@@ -192,6 +192,18 @@ impl Connection {
         params: &M::Params,
         timeout: Duration,
     ) -> Result<M::Output, ClientError> {
+        self.call_unless::<M>(params, timeout, &mut || false)
+    }
+
+    /// [`Connection::call_within`], also giving up (an I/O error of kind `Interrupted`)
+    /// when `give_up` says so, asked whenever a signal interrupts the wait: for a caller
+    /// whose signals may make the answer moot. The connection must not be used after.
+    pub fn call_unless<M: Method>(
+        &mut self,
+        params: &M::Params,
+        timeout: Duration,
+        give_up: &mut dyn FnMut() -> bool,
+    ) -> Result<M::Output, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
         let request = RequestEnvelope {
@@ -204,7 +216,7 @@ impl Connection {
         line.push(b'\n');
         self.reader.get_mut().write_all(&line)?;
         let deadline = Instant::now() + timeout;
-        let text = probe::read_line_by(&mut self.reader, deadline)?;
+        let text = probe::read_line_unless(&mut self.reader, deadline, give_up)?;
         let response: ResponseEnvelope = serde_json::from_str(&text)
             .map_err(|e| ClientError::Protocol(format!("{e}: {text}")))?;
         if response.id != Some(id) {

@@ -124,7 +124,20 @@ pub fn probe(socket: &Path, timeout: Duration) -> ProbeOutcome {
 /// Reads one line (without its newline) before `deadline`, refusing lines longer than
 /// the protocol allows.
 pub fn read_line_by(reader: &mut BufReader<UnixStream>, deadline: Instant) -> io::Result<String> {
+    read_line_unless(reader, deadline, &mut || false)
+}
+
+/// [`read_line_by`], giving up (`Interrupted`) when `give_up` says so: asked before the
+/// wait, and whenever a signal interrupts it.
+pub fn read_line_unless(
+    reader: &mut BufReader<UnixStream>,
+    deadline: Instant,
+    give_up: &mut dyn FnMut() -> bool,
+) -> io::Result<String> {
     let mut buf = Vec::new();
+    if reader.buffer().is_empty() && give_up() {
+        return Err(io::ErrorKind::Interrupted.into());
+    }
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -133,6 +146,7 @@ pub fn read_line_by(reader: &mut BufReader<UnixStream>, deadline: Instant) -> io
         reader.get_ref().set_read_timeout(Some(left))?;
         let available = match reader.fill_buf() {
             Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted && give_up() => return Err(e),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };

@@ -15,6 +15,7 @@
 //! server marked running into one this monitor thinks it may not start.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -25,7 +26,8 @@ use stead_core::identity::StartIdentity;
 use stead_core::locator::{LedgerRef, StoreLocator};
 use stead_core::runs::{MonitorStart, RunEnd};
 use stead_protocol::{
-    ErrorCode, Method, MonitorCheck, MonitorFinished, MonitorStarted, Run, RunId, method,
+    ErrorCode, Method, MonitorCheck, MonitorFinished, MonitorNext, MonitorStarted, Run, RunId,
+    method,
 };
 use stead_store::{RunRecorder, StoreError};
 
@@ -53,6 +55,9 @@ pub struct SharedLedger {
     /// How long a call to the server may take before the monitor goes around it.
     patience: Duration,
     conn: Mutex<Option<Connection>>,
+    /// Whether `conn` is still the link the monitor started with: only the server that
+    /// made it can hand the monitor another run.
+    on_link: AtomicBool,
     store: StoreLocator,
     run_ledger: LedgerRef,
     lease: Duration,
@@ -81,11 +86,62 @@ impl Ledger {
         Ok(Ledger::Shared(Box::new(SharedLedger {
             socket: server.socket.clone(),
             patience,
+            on_link: AtomicBool::new(link.is_some()),
             conn: Mutex::new(link),
             store: start.store.clone(),
             run_ledger: start.plan.ledger.clone(),
             lease: Duration::from_millis(server.lease_ms),
         })))
+    }
+}
+
+impl Ledger {
+    /// The same ledger, for the next run this monitor took: `start` is that run's, on the
+    /// same link.
+    pub fn renew(&mut self, start: &MonitorStart) {
+        if let (Ledger::Shared(shared), Some(server)) = (self, &start.server) {
+            shared.socket = server.socket.clone();
+            shared.patience =
+                Duration::from_millis(server.heartbeat_ms).max(Duration::from_secs(1));
+            shared.store = start.store.clone();
+            shared.run_ledger = start.plan.ledger.clone();
+            shared.lease = Duration::from_millis(server.lease_ms);
+        }
+    }
+
+    /// Offers this monitor, done with `after`, to the server that started it, for up to
+    /// `wait`: the next run's start (as JSON) if it hands one over. Only on the link.
+    /// `stopped` is asked whenever a signal interrupts the wait: when it says so, the
+    /// link is closed and nothing is taken.
+    pub fn next(
+        &self,
+        after: i64,
+        wait: Duration,
+        stopped: &mut dyn FnMut() -> bool,
+    ) -> Option<serde_json::Value> {
+        let Ledger::Shared(shared) = self else {
+            return None;
+        };
+        if !shared.on_link.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut conn = shared.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let asked = MonitorNext {
+            after,
+            wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+        };
+        let patience = wait + shared.patience;
+        match conn
+            .as_mut()?
+            .call_unless::<method::MonitorNext>(&asked, patience, stopped)
+        {
+            Ok(next) => next.start,
+            Err(_) => {
+                *conn = None;
+                shared.on_link.store(false, Ordering::SeqCst);
+                None
+            }
+        }
     }
 }
 
@@ -160,6 +216,7 @@ impl SharedLedger {
             Err(_) => {
                 // The answer may still come: this connection is done.
                 *conn = None;
+                self.on_link.store(false, Ordering::SeqCst);
                 Asked::Unreachable
             }
         }

@@ -3,7 +3,9 @@
 //! running, runs its command in a process group of its own (then, should it genuinely
 //! fail, its alternatives), copies its output to the run's log, enforces its timeout,
 //! obeys cancel, kills whatever the command leaves behind, records how the run ended,
-//! and after a genuine failure runs the failure hook.
+//! and after a genuine failure runs the failure hook. A monitor done with its run, with
+//! nothing of it left, may take the next run its server hands it instead of exiting
+//! ([`run_start`]; the server's side is `runs::reuse`).
 //!
 //! The server starts it detached in a session of its own, with the [`MonitorPlan`] as
 //! JSON on stdin and, as its stdout, a socket to the server over which it records (see
@@ -100,34 +102,94 @@ pub fn main() -> i32 {
     run_start(&start)
 }
 
+/// How long a monitor done with its run waits on its link for another before it exits
+/// (see [`next_run`]).
+const NEXT_RUN_WAIT: Duration = Duration::from_secs(1);
+
 /// Watches the run `start` describes to its end (what `stead monitor` does once it has
-/// read its plan, and what a monitor the spawner forked does at once). Exits 0 once the
-/// run is settled, 1 when the ledger could not be written.
+/// read its plan, and what a monitor the spawner forked does at once), then, where its
+/// server has one for it, the next run, and so on. Exits 0 once the last run is
+/// settled, 1 when the ledger could not be written.
 pub fn run_start(start: &MonitorStart) -> i32 {
-    let plan = &start.plan;
     // A shared ledger may be restarting: the connection is retried as every write is.
-    let ledger = match with_retry(|| Ledger::open(start)) {
+    let mut ledger = match with_retry(|| Ledger::open(start)) {
         Ok(ledger) => ledger,
         Err(e) => {
-            log::note_at(&plan.log_path, &format!("failed to start: {e}"));
+            log::note_at(&start.plan.log_path, &format!("failed to start: {e}"));
             return 1;
         }
     };
-    let watch = match (&ledger, &start.server) {
-        (Ledger::Shared(shared), Some(link)) if link.confirm_ownership => Some(Watchful {
-            ledger: shared,
-            every: Duration::from_millis(link.heartbeat_ms)
-                .clamp(OWNERSHIP_CHECK_MIN, OWNERSHIP_CHECK),
-            fence_after: plan
-                .resume_anywhere
-                .then(|| Duration::from_millis(link.lease_ms)),
-        }),
-        _ => None,
-    };
-    match run_watched(plan, &ledger, watch, start.log_keep_free) {
-        Outcome::NotQueued | Outcome::Ended { .. } => 0,
-        Outcome::NoIdentity(_) | Outcome::Unrecorded { .. } => 1,
+    // Once for every run this process takes: a signal between two runs is not lost.
+    let mut signals = SignalPipe::install();
+    let mut next = None;
+    loop {
+        let start = next.as_ref().unwrap_or(start);
+        let plan = &start.plan;
+        let watch = match (&ledger, &start.server) {
+            (Ledger::Shared(shared), Some(link)) if link.confirm_ownership => Some(Watchful {
+                ledger: shared,
+                every: Duration::from_millis(link.heartbeat_ms)
+                    .clamp(OWNERSHIP_CHECK_MIN, OWNERSHIP_CHECK),
+                fence_after: plan
+                    .resume_anywhere
+                    .then(|| Duration::from_millis(link.lease_ms)),
+            }),
+            _ => None,
+        };
+        let (outcome, done) =
+            run_watched(plan, &ledger, watch, start.log_keep_free, signals.as_mut());
+        let code = match outcome {
+            Outcome::NotQueued | Outcome::Ended { .. } => 0,
+            Outcome::NoIdentity(_) | Outcome::Unrecorded { .. } => 1,
+        };
+        let taken = match (done, signals.as_mut()) {
+            (true, Ok(signals)) => next_run(&ledger, plan.run_id, signals),
+            _ => None,
+        };
+        let Some(taken) = taken else {
+            return code;
+        };
+        ledger.renew(&taken);
+        next = Some(taken);
     }
+}
+
+/// The next run for a monitor done with `after`, from the server that started it: asked
+/// for on its link, and waited for a moment (`NEXT_RUN_WAIT`). `None`, and the monitor
+/// exits, when a stop is pending or comes while it waits, when anything of the last run is
+/// still a child of this process, or when no run came.
+fn next_run(ledger: &Ledger, after: i64, signals: &mut SignalPipe) -> Option<MonitorStart> {
+    if !signals.drop_cancels() || has_children() {
+        return None;
+    }
+    let start = ledger.next(after, NEXT_RUN_WAIT, &mut || !signals.drop_cancels())?;
+    // A cancel that arrived while the offer was on its way was sent for the last run:
+    // the server signals a run's monitor only while the run is still its own.
+    signals.drop_cancels();
+    match serde_json::from_value::<MonitorStart>(start) {
+        Ok(start) => Some(start),
+        Err(e) => {
+            // The server took it for handed over: it settles the run once this monitor
+            // has exited.
+            eprintln!("stead monitor: an unreadable plan for the next run: {e}");
+            None
+        }
+    }
+}
+
+/// Whether any process is still a child of this one (reaped or not).
+fn has_children() -> bool {
+    // SAFETY: waitpid on this process's own children, without blocking or reaping
+    // (WNOWAIT); ECHILD says there are none.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            std::ptr::null_mut(),
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    !(rc == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
 }
 
 /// How a monitor of a shared ledger keeps asking whether its run is still its own.
@@ -141,7 +203,8 @@ struct Watchful<'a> {
 
 /// Runs `plan` to its end, recording into `recorder`.
 pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
-    run_watched(plan, recorder, None, KeepFree::default())
+    let mut signals = SignalPipe::install();
+    run_watched(plan, recorder, None, KeepFree::default(), signals.as_mut()).0
 }
 
 /// The longest a monitor waits for a fire admitted ahead of its time: a plan asking for
@@ -157,21 +220,22 @@ fn due(plan: &MonitorPlan, now: Timestamp) -> Option<Timestamp> {
     (at > now).then(|| at.min(latest))
 }
 
+/// Runs `plan` to its end with `signals`, and says whether the monitor is done with it:
+/// the run settled (by this monitor, or before it started), no failure hook ran and no
+/// stop of the monitor was asked for, so it may take another run.
 fn run_watched(
     plan: &MonitorPlan,
     recorder: &dyn RunRecorder,
     watch: Option<Watchful<'_>>,
     keep_free: KeepFree,
-) -> Outcome {
+    signals: Result<&mut SignalPipe, &mut std::io::Error>,
+) -> (Outcome, bool) {
     // Orphaned descendants then come back to the monitor, to be reaped and killed,
     // instead of escaping to init. Without it (not Linux, or refused) they are still
     // found by process group.
     #[cfg(target_os = "linux")]
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-    // Before the run is marked running: from then on the server may signal the monitor,
-    // and an unhandled SIGUSR1 would kill it.
-    let signals = SignalPipe::install();
-    let me = match identity::current() {
+    let me = match own_identity() {
         Ok(me) => me,
         Err(e) => {
             // A made-up identity would let the server take the monitor for dead.
@@ -179,7 +243,7 @@ fn run_watched(
                 &plan.log_path,
                 &format!("failed to start: cannot read the monitor's identity: {e}"),
             );
-            return Outcome::NoIdentity(e);
+            return (Outcome::NoIdentity(e), false);
         }
     };
     // Everything that can be made ready is made ready before a fire admitted ahead of
@@ -197,10 +261,10 @@ fn run_watched(
     });
     match marked {
         Ok(true) => {}
-        Ok(false) => return Outcome::NotQueued,
+        Ok(false) => return (Outcome::NotQueued, true),
         Err(error) => {
             log::note_at(&plan.log_path, &format!("failed to start: {error}"));
-            return Outcome::Unrecorded { end: None, error };
+            return (Outcome::Unrecorded { end: None, error }, false);
         }
     }
     if let (Some(due), Ok(session)) = (due, &session) {
@@ -222,18 +286,19 @@ fn run_watched(
             // Only once the end is recorded, so that the hook reads the final run; and
             // only by the monitor that recorded it.
             if recorded && let Some(mut session) = session {
-                hook::after(
-                    plan,
-                    recorder,
-                    &chained,
-                    &mut session.signals,
-                    &mut session.log,
-                );
+                hook::after(plan, recorder, &chained, session.signals, &mut session.log);
             }
-            Outcome::Ended {
+            let hooked = plan.on_failure.is_some() && chained.end.status == RunStatus::Failed;
+            let stopped = matches!(
+                chained.halted,
+                Some(Stop::Interrupted(_) | Stop::Settled | Stop::Unconfirmed(_))
+            );
+            let done = recorded && !hooked && !stopped;
+            let outcome = Outcome::Ended {
                 end: chained.end,
                 recorded,
-            }
+            };
+            (outcome, done)
         }
         (Err(error), session) => {
             let note = format!("failed to record the run's end: {error}");
@@ -241,25 +306,37 @@ fn run_watched(
                 Some(mut session) => session.log.note(&note),
                 None => log::note_at(&plan.log_path, &note),
             }
-            Outcome::Unrecorded {
+            let outcome = Outcome::Unrecorded {
                 end: Some(chained.end),
                 error,
-            }
+            };
+            (outcome, false)
         }
     }
 }
 
+/// This process's start identity, read once: a monitor that takes several runs marks
+/// each with it. (The spawner never reads it, so its forks do not inherit its own.)
+fn own_identity() -> std::io::Result<identity::StartIdentity> {
+    static OWN: std::sync::OnceLock<identity::StartIdentity> = std::sync::OnceLock::new();
+    if let Some(me) = OWN.get() {
+        return Ok(me.clone());
+    }
+    let me = identity::current()?;
+    Ok(OWN.get_or_init(|| me).clone())
+}
+
 /// The log and the signals, for the commands and the failure hook.
-struct Session {
-    signals: SignalPipe,
+struct Session<'s> {
+    signals: &'s mut SignalPipe,
     log: Log,
 }
 
-impl Session {
+impl<'s> Session<'s> {
     /// Opens the log and takes the signals; when either fails, that is the run's end.
     fn open(
         plan: &MonitorPlan,
-        signals: std::io::Result<SignalPipe>,
+        signals: Result<&'s mut SignalPipe, &mut std::io::Error>,
         keep_free: KeepFree,
     ) -> Result<Self, RunEnd> {
         let mut log = match Log::open(&plan.log_path, plan.log_max_bytes, keep_free) {
@@ -319,13 +396,7 @@ impl Session {
             every: w.every,
             check: &check,
         });
-        let mut chained = chain::run(
-            plan,
-            &mut self.signals,
-            &mut self.log,
-            &restarting,
-            ownership,
-        );
+        let mut chained = chain::run(plan, self.signals, &mut self.log, &restarting, ownership);
         if let Some(lost) = self.log.finish() {
             // The log could not be made to say it: the run's record does.
             let end = &mut chained.end;

@@ -6,7 +6,7 @@
 //! the single-threaded event loop cannot miss one that lands between a check and its
 //! `poll`.
 
-use std::io::{self, PipeReader, PipeWriter, Read};
+use std::io::{self, PipeReader, PipeWriter, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -104,6 +104,21 @@ impl SignalPipe {
             }
         }
         got
+    }
+
+    /// Between two runs: drops the cancels and child exits received so far (they were
+    /// about the run before) and keeps any stop of the monitor pending, for the next
+    /// look. False when a stop is pending.
+    pub fn drop_cancels(&mut self) -> bool {
+        let stops: Vec<u8> = self
+            .take()
+            .into_iter()
+            .filter(|&sig| sig != libc::SIGUSR1 && sig != libc::SIGCHLD)
+            .map(|sig| sig as u8)
+            .collect();
+        // Cannot fail short of a full pipe, and a pipe of a few bytes is not full.
+        let _ = (&self.write).write_all(&stops);
+        stops.is_empty()
     }
 }
 

@@ -40,7 +40,9 @@ pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,
 };
 pub use methods::{Empty, Method, MethodId, Request, method};
-pub use monitor::{MonitorCheck, MonitorFinished, MonitorStarted, MonitorVerdict};
+pub use monitor::{
+    MonitorCheck, MonitorFinished, MonitorNext, MonitorNextRun, MonitorStarted, MonitorVerdict,
+};
 pub use notify::{
     Notification, Notifier, NotifierName, NotifierSpec, NotifyEvent, NotifyTestResult,
 };

@@ -13,11 +13,11 @@ use serde_json::Value;
 
 use crate::{
     ApplyParams, ApplyResult, ErrorBody, ErrorCode, Hold, HoldName, HoldSpec, HostsResult,
-    HttpEndpoint, HttpParams, Job, JobName, JobSpec, MonitorCheck, MonitorFinished, MonitorStarted,
-    MonitorVerdict, Notifier, NotifierName, NotifierSpec, NotifyTestResult, PauseParams,
-    PruneParams, PruneResult, Queue, QueueName, QueueSpec, Readiness, ReadinessParams, RestartMark,
-    Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunWait, Service, ServiceName,
-    ServiceSpec, SetEnabled, StatusResult, StopParams, StopResult,
+    HttpEndpoint, HttpParams, Job, JobName, JobSpec, MonitorCheck, MonitorFinished, MonitorNext,
+    MonitorNextRun, MonitorStarted, MonitorVerdict, Notifier, NotifierName, NotifierSpec,
+    NotifyTestResult, PauseParams, PruneParams, PruneResult, Queue, QueueName, QueueSpec,
+    Readiness, ReadinessParams, RestartMark, Run, RunFilter, RunId, RunLog, RunLogParams, RunNow,
+    RunWait, Service, ServiceName, ServiceSpec, SetEnabled, StatusResult, StopParams, StopResult,
 };
 
 /// One method of the protocol.
@@ -202,6 +202,8 @@ methods! {
     MonitorFinished = "monitor_finished", required(MonitorFinished) -> bool;
     /// A monitor asks whether its run is still its host's (shared ledgers).
     MonitorCheck = "monitor_check", required(MonitorCheck) -> MonitorVerdict;
+    /// A monitor done with its run offers to take another (on its link only).
+    MonitorNext = "monitor_next", required(MonitorNext) -> MonitorNextRun;
     /// Apply the retention rules now (or, with `dry_run`, say what they would remove).
     Prune = "prune", optional(PruneParams) -> PruneResult;
     /// Pause a job until a time, or unpause it.

@@ -37,6 +37,27 @@ pub struct MonitorFinished {
     pub ended_processes: Option<u32>,
 }
 
+/// `monitor_next`: a monitor whose run is recorded, and which has nothing of it left
+/// (no process, no failure hook), offers to take another. Asked on a monitor's link
+/// only: the server that made the link knows the process at its other end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorNext {
+    /// The run the monitor is done with.
+    pub after: i64,
+    /// How long the monitor waits for a run, in milliseconds (the server may answer
+    /// sooner, with none).
+    pub wait_ms: u64,
+}
+
+/// The answer to `monitor_next`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MonitorNextRun {
+    /// The next run's start, as a monitor is started with it (a `MonitorStart`); `None`:
+    /// nothing came, and the monitor exits.
+    pub start: Option<serde_json::Value>,
+}
+
 /// `monitor_check`: whether the run is still this host's, and whether a service it
 /// depends on is being restarted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

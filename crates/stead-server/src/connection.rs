@@ -11,6 +11,7 @@ use tokio::net::UnixStream;
 use tracing::debug;
 
 use super::dispatch;
+use super::runs::Link;
 use super::shared::Shared;
 
 /// One line read from a client.
@@ -24,12 +25,26 @@ enum Line {
 }
 
 pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
-    serve_greeted(shared, stream, true).await;
+    serve_greeted(shared, stream, None).await;
 }
 
-/// Serves `stream`, greeting it first when `greet` (every connection through the socket;
-/// a monitor's link is not greeted: the server that made it is the one serving it).
-async fn serve_greeted(shared: Arc<Shared>, stream: UnixStream, greet: bool) {
+/// Serves `stream`: a connection through the socket, greeted first, or a monitor's link
+/// (`link`: the monitor at its other end, when known), not greeted, since the server
+/// that made it is the one serving it.
+async fn serve_greeted(shared: Arc<Shared>, stream: UnixStream, link: Option<Option<Link>>) {
+    serve_lines(
+        &shared,
+        stream,
+        link.is_none(),
+        link.as_ref().and_then(Option::as_ref),
+    )
+    .await;
+    if let Some(Some(link)) = link {
+        shared.monitors.gone(link.pid);
+    }
+}
+
+async fn serve_lines(shared: &Arc<Shared>, stream: UnixStream, greet: bool, link: Option<&Link>) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     if greet {
@@ -48,7 +63,7 @@ async fn serve_greeted(shared: Arc<Shared>, stream: UnixStream, greet: bool) {
         };
         let response = match line {
             Ok(Line::Text(text)) if text.trim().is_empty() => continue,
-            Ok(Line::Text(text)) => dispatch::handle(&shared, &text).await,
+            Ok(Line::Text(text)) => dispatch::handle(shared, &text, link).await,
             Ok(Line::TooLong) => ResponseEnvelope::error(
                 None,
                 ErrorBody::new(
@@ -73,9 +88,10 @@ async fn serve_greeted(shared: Arc<Shared>, stream: UnixStream, greet: bool) {
 }
 
 /// Serves a monitor's link (its stdout, a socket to this server) as a connection, until
-/// the monitor closes it or the server stops.
-pub fn serve_link(shared: &Arc<Shared>, link: UnixStream) {
-    tokio::spawn(serve_greeted(shared.clone(), link, false));
+/// the monitor closes it or the server stops. `monitor`: the process at its other end,
+/// which may then take further runs over it (`runs::reuse`).
+pub fn serve_link(shared: &Arc<Shared>, link: UnixStream, monitor: Option<Link>) {
+    tokio::spawn(serve_greeted(shared.clone(), link, Some(monitor)));
 }
 
 async fn write_json(

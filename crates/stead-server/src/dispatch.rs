@@ -10,10 +10,12 @@ use stead_protocol::{
 };
 
 use crate::handlers::*;
+use crate::runs::Link;
 use crate::shared::{Phase, Shared};
 
-/// Answers one request line of the socket protocol.
-pub async fn handle(shared: &Arc<Shared>, line: &str) -> ResponseEnvelope {
+/// Answers one request line of the socket protocol, read from a connection or from a
+/// monitor's `link`.
+pub async fn handle(shared: &Arc<Shared>, line: &str, link: Option<&Link>) -> ResponseEnvelope {
     let value: Value = match serde_json::from_str(line) {
         Ok(value) => value,
         Err(e) => {
@@ -42,6 +44,10 @@ pub async fn handle(shared: &Arc<Shared>, line: &str) -> ResponseEnvelope {
     let answer = match refused(shared, envelope.method == method::Stop::NAME) {
         Some(refusal) => Err(refusal),
         None => match Request::parse(&envelope.method, envelope.params) {
+            // Only a link knows which monitor asks.
+            Ok(Request::MonitorNext(p)) => {
+                answer::<method::MonitorNext>(monitor_next::handle(shared, p, link).await)
+            }
             Ok(request) => route(shared, request).await,
             Err(error) => Err(error),
         },
@@ -129,6 +135,9 @@ async fn route(shared: &Arc<Shared>, request: Request) -> Result<Value, ErrorBod
         }
         Request::MonitorCheck(p) => {
             answer::<method::MonitorCheck>(monitor_check::handle(shared, p).await)
+        }
+        Request::MonitorNext(p) => {
+            answer::<method::MonitorNext>(monitor_next::handle(shared, p, None).await)
         }
         Request::Prune(p) => answer::<method::Prune>(prune::handle(shared, p).await),
         Request::JobPause(p) => answer::<method::JobPause>(job_pause::handle(shared, p).await),

@@ -120,13 +120,23 @@ pub struct Shared {
     /// (`runs::start_now`): a stopping server lets them finish.
     pub launches: tokio_util::task::TaskTracker,
     /// The runs whose monitors are watched (`runs::watch`), each with whether its end
-    /// has been recorded through this server: a monitor that exits after that leaves
-    /// nothing to read or settle.
-    watched: Mutex<HashMap<i64, bool>>,
+    /// has been recorded through this server (a monitor that exits after that leaves
+    /// nothing to read or settle) and a wake-up for when its monitor is done with it
+    /// without exiting (it took another run: `runs::reuse`).
+    watched: Mutex<HashMap<i64, Watched>>,
+    /// The monitors linked to this server, and those waiting for another run.
+    pub monitors: crate::runs::Monitors,
     /// A permit for each background task that has made its first pass: what the start
     /// touched is let go of once they have (`resident`), not while they still run code
     /// they will not run again soon.
     pub first_passes: tokio::sync::Semaphore,
+}
+
+/// A watched run: see `Shared::watched`.
+#[derive(Debug)]
+struct Watched {
+    ended: bool,
+    done: Arc<Notify>,
 }
 
 impl Shared {
@@ -169,6 +179,7 @@ impl Shared {
             claim_now: Notify::new(),
             log_ends: Mutex::new(BTreeSet::new()),
             watched: Mutex::new(HashMap::new()),
+            monitors: Default::default(),
             first_passes: tokio::sync::Semaphore::new(0),
             ship_now: Notify::new(),
             host_name: stead_core::machine::host_name(),
@@ -321,23 +332,43 @@ impl Shared {
         }
     }
 
-    /// A watch of the run's monitor begins.
-    pub fn watching(&self, run_id: i64) {
+    /// A watch of the run's monitor begins: what wakes it when the monitor is done with
+    /// the run but lives on.
+    pub fn watching(&self, run_id: i64) -> Arc<Notify> {
+        let done = Arc::new(Notify::new());
+        let watched = Watched {
+            ended: false,
+            done: done.clone(),
+        };
         self.watched
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(run_id, false);
+            .insert(run_id, watched);
+        done
+    }
+
+    /// The run's monitor is done with it (its end is recorded, its log whole) and lives
+    /// on to take another: its watch is over.
+    pub fn monitor_done(&self, run_id: i64) {
+        if let Some(watched) = self
+            .watched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&run_id)
+        {
+            watched.done.notify_one();
+        }
     }
 
     /// The run's end is on the ledger, recorded (or found recorded) through this server.
     pub fn ended_here(&self, run_id: i64) {
-        if let Some(ended) = self
+        if let Some(watched) = self
             .watched
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get_mut(&run_id)
         {
-            *ended = true;
+            watched.ended = true;
         }
     }
 
@@ -348,7 +379,7 @@ impl Shared {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&run_id)
-            .unwrap_or(false)
+            .is_some_and(|watched| watched.ended)
     }
 
     pub fn log_ended(&self, run_id: i64) {

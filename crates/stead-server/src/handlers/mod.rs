@@ -19,6 +19,7 @@ pub mod job_set_enabled;
 pub mod jobs;
 pub mod monitor_check;
 pub mod monitor_finished;
+pub mod monitor_next;
 pub mod monitor_started;
 pub mod notifiers;
 pub mod notify_add;

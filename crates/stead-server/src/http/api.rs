@@ -89,6 +89,7 @@ pub fn method_routes(method: MethodId) -> Vec<Route> {
         | MethodId::MonitorStarted
         | MethodId::MonitorFinished
         | MethodId::MonitorCheck
+        | MethodId::MonitorNext
         | MethodId::Prune
         | MethodId::QueueSet
         | MethodId::QueueRemove

@@ -142,7 +142,7 @@ async fn follow_admission(shared: &Arc<Shared>, admission: Admission) {
             by = admission.run.id,
             "cancelling a run replaced by a newer one"
         );
-        signal_cancel(old);
+        signal_cancel(shared, old);
     }
     if let Some(plan) = admission.plan {
         launch(shared, &plan).await;

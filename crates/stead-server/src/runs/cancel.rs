@@ -19,15 +19,24 @@ use crate::shared::Shared;
 const CANCEL_WAIT: std::time::Duration =
     std::time::Duration::from_millis(DEFAULT_KILL_GRACE_MS + 2_000);
 
-/// Asks a run's monitor to cancel it (SIGUSR1), if the monitor is who the row says.
-pub(super) fn signal_cancel(run: &ActiveRun) -> bool {
+/// Asks a run's monitor to cancel it (SIGUSR1), if the monitor is who the row says and
+/// still has the run (a monitor that took another since is not signalled: the run is
+/// over). False when the monitor is gone.
+pub(super) fn signal_cancel(shared: &Shared, run: &ActiveRun) -> bool {
     match &run.monitor {
         Some((pid, identity)) if identity::is_alive(*pid, identity) => {
-            rustix::process::kill_process(
-                rustix::process::Pid::from_raw(*pid as i32).expect("a recorded pid is positive"),
-                rustix::process::Signal::USR1,
-            )
-            .is_ok()
+            let signal = || {
+                rustix::process::kill_process(
+                    rustix::process::Pid::from_raw(*pid as i32)
+                        .expect("a recorded pid is positive"),
+                    rustix::process::Signal::USR1,
+                )
+                .is_ok()
+            };
+            shared
+                .monitors
+                .signal_for(*pid, run.id, signal)
+                .unwrap_or(true)
         }
         _ => false,
     }
@@ -70,7 +79,7 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
         Ok(active) => active,
     };
     if let Some(active) = &active
-        && !signal_cancel(active)
+        && !signal_cancel(shared, active)
     {
         // The monitor is gone: nobody else will ever record this run.
         let end = RunEnd::with_reason(
@@ -101,7 +110,7 @@ pub async fn relay_cancels(shared: &Arc<Shared>, which: Option<i64>) {
     match found {
         Ok(runs) => {
             for run in runs {
-                if signal_cancel(&run) {
+                if signal_cancel(shared, &run) {
                     info!(run = run.id, "cancelling a run as asked on another host");
                 }
             }
@@ -140,9 +149,10 @@ pub async fn cut_where(
     for run in &cut {
         if let Some((pid, identity)) = &run.monitor
             && identity::is_alive(*pid, identity)
-            && let Some(pid) = rustix::process::Pid::from_raw(*pid as i32)
+            && let Some(raw) = rustix::process::Pid::from_raw(*pid as i32)
         {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            let stop = || rustix::process::kill_process(raw, rustix::process::Signal::TERM).is_ok();
+            shared.monitors.signal_for(*pid, run.id, stop);
         }
         info!(run = run.id, job = %run.job, "cut a run on the way down");
         let _ = shared.run_events.send(run.id);

@@ -1,6 +1,7 @@
 //! The server's side of runs, one module per step: admit a run ([`admit`]) with the plan
 //! its monitor follows ([`plan`]), start the monitor ([`spawn`], through the
-//! [`spawner`] where it can), watch it ([`watch`]),
+//! [`spawner`] where it can, or handing the run to a monitor done with its last:
+//! [`reuse`]), watch it ([`watch`]),
 //! cancel or cut runs ([`mod@cancel`]), wait for one to end ([`wait`]), and reconcile at
 //! boot ([`mod@reconcile`]).
 //!
@@ -13,6 +14,7 @@ mod admit;
 mod cancel;
 mod plan;
 mod reconcile;
+mod reuse;
 mod spawn;
 #[cfg(target_os = "linux")]
 pub mod spawner;
@@ -23,5 +25,6 @@ pub use admit::{Fire, on_demand, start, start_fires, start_now};
 pub use cancel::{cancel, cut_where, relay_cancels};
 pub use plan::plan_for;
 pub use reconcile::reconcile;
+pub use reuse::{Link, Monitors};
 pub use spawn::launch;
 pub use wait::wait_terminal;

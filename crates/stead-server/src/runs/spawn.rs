@@ -13,7 +13,8 @@ use stead_protocol::RunStatus;
 use tokio::io::AsyncWriteExt;
 use tracing::error;
 
-use super::watch::{ProcessWatch, watch_monitor};
+use super::reuse::Link;
+use super::watch::{ProcessWatch, watch_monitor, watch_registered};
 use crate::ledger::blocking;
 use crate::shared::Shared;
 
@@ -36,10 +37,11 @@ pub async fn launch(shared: &Arc<Shared>, plan: &MonitorPlan) {
     let _ = shared.run_events.send(id);
 }
 
-/// Starts the run's monitor, detached in its own session, and watches it: forked by the
-/// spawner where it can be, else `stead monitor` exec'd with the plan on its stdin.
-/// Either way the monitor's stdout is a socket to this server (its link), on which it
-/// marks its run running and records its end without connecting.
+/// Starts the run's monitor, detached in its own session, and watches it: a monitor done
+/// with its last run where one waits, else one forked by the spawner where it can be,
+/// else `stead monitor` exec'd with the plan on its stdin. Either way the monitor's
+/// stdout is a socket to this server (its link), on which it marks its run running and
+/// records its end without connecting.
 async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Result<()> {
     let timings = shared.world.config.timings;
     let start = MonitorStart {
@@ -57,18 +59,65 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
         }),
         log_keep_free: shared.world.config.logs.keep_free,
     };
+    if handed_over(shared, plan.run_id, &start) {
+        return Ok(());
+    }
     let json = serde_json::to_vec(&start).expect("a monitor plan always serializes");
     // The monitor's stdout: its link to this server, served as any connection is.
     let (link, stdout) = std::os::unix::net::UnixStream::pair()?;
-    let (pid, watch) = match forked(shared, json, stdout.into()).await {
-        Ok((forked, _stdout)) => (forked.pid, ProcessWatch::of_pidfd(forked.pid, forked.pidfd)),
-        Err((json, stdout)) => exec_monitor(shared, &json, stdout).await?,
+    let (pid, watch, only_one) = match forked(shared, json, stdout.into()).await {
+        Ok((forked, _stdout)) => (
+            forked.pid,
+            ProcessWatch::of_pidfd(forked.pid, forked.pidfd),
+            true,
+        ),
+        // A spawner that answered too late may have forked a monitor that shares this
+        // link with the exec'd one: neither is taken again.
+        Err((json, stdout)) => {
+            let (pid, watch) = exec_monitor(shared, &json, stdout).await?;
+            (pid, watch, false)
+        }
     };
     link.set_nonblocking(true)?;
     let link = tokio::net::UnixStream::from_std(link)?;
-    crate::connection::serve_link(shared, link);
+    // A monitor alone on its link, watched by its pidfd, may take further runs: the
+    // pidfd tells which process took each.
+    let linked = watch
+        .pidfd()
+        .filter(|_| only_one)
+        .and_then(|fd| fd.try_clone_to_owned().ok())
+        .map(|pidfd| Link { pid, pidfd });
+    if linked.is_some() {
+        shared.monitors.linked(pid, plan.run_id);
+    }
+    crate::connection::serve_link(shared, link, linked);
     watch_monitor(shared, plan.run_id, pid, watch);
     Ok(())
+}
+
+/// Hands the run to a monitor waiting for one (`reuse`), watched from now on; false when
+/// none waits.
+fn handed_over(shared: &Arc<Shared>, run_id: i64, start: &MonitorStart) -> bool {
+    let start = serde_json::to_value(start).expect("a monitor plan always serializes");
+    // Registered before the monitor has the run, so that its end is known to come
+    // through here however soon it comes.
+    let done = shared.watching(run_id);
+    match shared.monitors.hand(run_id, &start) {
+        Some((pid, pidfd)) => {
+            watch_registered(
+                shared,
+                run_id,
+                pid,
+                ProcessWatch::of_pidfd(pid, pidfd),
+                done,
+            );
+            true
+        }
+        None => {
+            shared.watched_ended(run_id);
+            false
+        }
+    }
 }
 
 /// Asks the spawner for the monitor; hands the plan and the link back when it cannot.

@@ -18,17 +18,31 @@ use crate::shared::Shared;
 /// done); its exit only needs a look at the ledger when its end did not come through
 /// this server.
 pub fn watch_monitor(shared: &Arc<Shared>, run_id: i64, pid: u32, watch: ProcessWatch) {
+    let done = shared.watching(run_id);
+    watch_registered(shared, run_id, pid, watch, done);
+}
+
+/// [`watch_monitor`], once the watch is registered (`Shared::watching`, which answered
+/// `done`): until the monitor exits, or is done with the run and takes another.
+pub fn watch_registered(
+    shared: &Arc<Shared>,
+    run_id: i64,
+    pid: u32,
+    watch: ProcessWatch,
+    done: Arc<tokio::sync::Notify>,
+) {
     let shared = shared.clone();
-    shared.watching(run_id);
     tokio::spawn(async move {
         let _watching = shared.metrics.watching_monitor();
-        tokio::select! {
-            () = watch.exited() => {}
+        let exited = tokio::select! {
+            () = watch.exited() => true,
+            // It recorded the run's end through this server, and its log is whole.
+            () = done.notified() => false,
             // A stopping server stops watching: the monitor goes on, and the next server
             // adopts it.
             () = shared.stop.cancelled() => return,
-        }
-        if shared.watched_ended(run_id) {
+        };
+        if shared.watched_ended(run_id) || !exited {
             // Its end came through this server: told, and followed up, already.
             shared.log_ended(run_id);
             return;
@@ -175,6 +189,15 @@ impl ProcessWatch {
         match identity {
             Some(identity) => ProcessWatch::Poll(pid, Some(identity)),
             None => ProcessWatch::Gone,
+        }
+    }
+
+    /// The pidfd watched, where there is one.
+    pub fn pidfd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        match self {
+            #[cfg(target_os = "linux")]
+            ProcessWatch::Pidfd(fd) => Some(std::os::fd::AsFd::as_fd(fd.get_ref())),
+            _ => None,
         }
     }
 

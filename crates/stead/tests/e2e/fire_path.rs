@@ -308,6 +308,11 @@ fn a_killed_spawner_costs_no_run_and_is_replaced() {
         "one spawner serves the directory: {first:?}"
     );
     signal(first[0], libc::SIGKILL);
+    // The monitor of the run before leaves once it has waited for another run in vain:
+    // the next run must then ask the spawner for one.
+    wait_until("no monitor waits for a run", || {
+        dir.monitor_pids().is_empty()
+    });
     // The run asked of the dead spawner is started by exec instead.
     wait(&dir);
     wait(&dir);

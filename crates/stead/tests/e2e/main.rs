@@ -34,6 +34,7 @@ mod recovery;
 mod resumer;
 mod retention;
 mod retries;
+mod reuse;
 mod runs;
 mod scheduler;
 mod soak;
