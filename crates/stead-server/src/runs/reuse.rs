@@ -111,6 +111,11 @@ impl Monitors {
         Some(Offer { token, taken })
     }
 
+    /// Whether any monitor waits for a run.
+    pub fn any_waiting(&self) -> bool {
+        !self.books().idle.is_empty()
+    }
+
     /// Withdraws an offer that waited long enough; false when it was taken meanwhile
     /// (its receiver then has the run, or is closed).
     pub fn withdraw(&self, token: u64) -> bool {

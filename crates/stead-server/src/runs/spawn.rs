@@ -98,6 +98,10 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
 /// Hands the run to a monitor waiting for one (`reuse`), watched from now on; false when
 /// none waits.
 fn handed_over(shared: &Arc<Shared>, run_id: i64, start: &MonitorStart) -> bool {
+    // A burst of fires finds none waiting: spared the rest.
+    if !shared.monitors.any_waiting() {
+        return false;
+    }
     let start = serde_json::to_value(start).expect("a monitor plan always serializes");
     // Registered before the monitor has the run, so that its end is known to come
     // through here however soon it comes.
