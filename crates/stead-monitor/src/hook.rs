@@ -24,8 +24,14 @@ use stead_store::RunRecorder;
 /// How long the hook may run before its group is stopped.
 const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs the plan's failure hook, if it has one and the run genuinely failed. Call once
-/// the run's end is recorded, by this monitor.
+/// Whether the run's end calls for the plan's failure hook: it has one, and the run
+/// genuinely failed.
+pub fn applies(plan: &MonitorPlan, chained: &Chained) -> bool {
+    plan.on_failure.is_some() && chained.end.status == RunStatus::Failed
+}
+
+/// Runs the plan's failure hook, if it [`applies`]. Call once the run's end is
+/// recorded, by this monitor.
 pub fn after(
     plan: &MonitorPlan,
     recorder: &dyn RunRecorder,
@@ -33,12 +39,9 @@ pub fn after(
     signals: &mut SignalPipe,
     log: &mut Log,
 ) {
-    let Some(script) = &plan.on_failure else {
+    let Some(script) = plan.on_failure.as_ref().filter(|_| applies(plan, chained)) else {
         return;
     };
-    if chained.end.status != RunStatus::Failed {
-        return;
-    }
     // A cancel or stop that came after the last command failed by itself (or while its
     // end was being recorded) still asks for no more work.
     let pending = || signals.take().into_iter().find_map(Stop::from_signal);

@@ -288,7 +288,7 @@ fn run_watched(
             if recorded && let Some(mut session) = session {
                 hook::after(plan, recorder, &chained, session.signals, &mut session.log);
             }
-            let hooked = plan.on_failure.is_some() && chained.end.status == RunStatus::Failed;
+            let hooked = hook::applies(plan, &chained);
             let stopped = matches!(
                 chained.halted,
                 Some(Stop::Interrupted(_) | Stop::Settled | Stop::Unconfirmed(_))

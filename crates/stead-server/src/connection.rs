@@ -25,25 +25,12 @@ enum Line {
 }
 
 pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
-    serve_greeted(shared, stream, None).await;
+    serve_lines(&shared, stream, true, None).await;
 }
 
 /// Serves `stream`: a connection through the socket, greeted first, or a monitor's link
 /// (`link`: the monitor at its other end, when known), not greeted, since the server
 /// that made it is the one serving it.
-async fn serve_greeted(shared: Arc<Shared>, stream: UnixStream, link: Option<Option<Link>>) {
-    serve_lines(
-        &shared,
-        stream,
-        link.is_none(),
-        link.as_ref().and_then(Option::as_ref),
-    )
-    .await;
-    if let Some(Some(link)) = link {
-        shared.monitors.gone(link.pid);
-    }
-}
-
 async fn serve_lines(shared: &Arc<Shared>, stream: UnixStream, greet: bool, link: Option<&Link>) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
@@ -91,7 +78,13 @@ async fn serve_lines(shared: &Arc<Shared>, stream: UnixStream, greet: bool, link
 /// the monitor closes it or the server stops. `monitor`: the process at its other end,
 /// which may then take further runs over it (`runs::reuse`).
 pub fn serve_link(shared: &Arc<Shared>, link: UnixStream, monitor: Option<Link>) {
-    tokio::spawn(serve_greeted(shared.clone(), link, Some(monitor)));
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        serve_lines(&shared, link, false, monitor.as_ref()).await;
+        if let Some(monitor) = monitor {
+            shared.monitors.gone(monitor.pid);
+        }
+    });
 }
 
 async fn write_json(

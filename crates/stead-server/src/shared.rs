@@ -332,6 +332,10 @@ impl Shared {
         }
     }
 
+    fn watched_runs(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Watched>> {
+        self.watched.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// A watch of the run's monitor begins: what wakes it when the monitor is done with
     /// the run but lives on.
     pub fn watching(&self, run_id: i64) -> Arc<Notify> {
@@ -340,34 +344,21 @@ impl Shared {
             ended: false,
             done: done.clone(),
         };
-        self.watched
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(run_id, watched);
+        self.watched_runs().insert(run_id, watched);
         done
     }
 
     /// The run's monitor is done with it (its end is recorded, its log whole) and lives
     /// on to take another: its watch is over.
     pub fn monitor_done(&self, run_id: i64) {
-        if let Some(watched) = self
-            .watched
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&run_id)
-        {
+        if let Some(watched) = self.watched_runs().get(&run_id) {
             watched.done.notify_one();
         }
     }
 
     /// The run's end is on the ledger, recorded (or found recorded) through this server.
     pub fn ended_here(&self, run_id: i64) {
-        if let Some(watched) = self
-            .watched
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_mut(&run_id)
-        {
+        if let Some(watched) = self.watched_runs().get_mut(&run_id) {
             watched.ended = true;
         }
     }
@@ -375,9 +366,7 @@ impl Shared {
     /// The watch of the run's monitor is over: whether its end was recorded through this
     /// server meanwhile.
     pub fn watched_ended(&self, run_id: i64) -> bool {
-        self.watched
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.watched_runs()
             .remove(&run_id)
             .is_some_and(|watched| watched.ended)
     }
