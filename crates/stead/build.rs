@@ -26,9 +26,15 @@ fn main() {
     if !order.is_file() {
         return;
     }
+    // Linked from a copy in the build's own output, which lives as long as the link
+    // argument does: a tree whose target directory another checkout shares (a clone
+    // that later went away) would otherwise be left pointing at that checkout's file.
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let copy = Path::new(&out).join("hot-code.order");
+    std::fs::copy(&order, &copy).expect("hot-code.order copies into OUT_DIR");
     println!(
         "cargo:rustc-link-arg-bin=steadd=-Wl,--symbol-ordering-file={}",
-        order.display()
+        copy.display()
     );
     println!("cargo:rustc-link-arg-bin=steadd=-Wl,--no-warn-symbol-ordering");
 }
