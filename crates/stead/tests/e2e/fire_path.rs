@@ -343,8 +343,13 @@ fn a_monitor_forked_after_the_server_gave_up_on_the_spawner_keeps_its_run() {
         "the server gave up on the spawner and exec'd a monitor",
         || dir.log().contains("starting this monitor by exec"),
     );
-    // The exec'd monitor leaves as soon as it finds the run taken: wait until only the
-    // forked one is left, then check the run is still its own and running.
+    // The exec'd monitor leaves as soon as it finds the run taken, and the server, seeing
+    // it go, watches the forked one instead: then only the forked one is left, and the
+    // run is still its own and running. (The log line above comes before the exec, so a
+    // count of monitors alone could be read before the exec'd one exists.)
+    wait_until("the server watches the monitor that marked the run", || {
+        dir.log().contains("watching the monitor that marked the run")
+    });
     wait_until("the exec'd monitor has left", || {
         dir.monitor_pids().len() == 1
     });
