@@ -39,7 +39,7 @@ fn listen(shared: &Arc<Shared>) {
         match event {
             Wake::Queued => to.claim_now.notify_one(),
             Wake::Run(id) => {
-                let _ = to.run_events.send(id);
+                to.run_changed(id);
             }
             Wake::Cancel(id) => {
                 // Called on the listener's thread: the signal is sent from the runtime.
@@ -152,7 +152,7 @@ async fn settle_lost_hosts(shared: &Arc<Shared>, epoch: i64) {
         Ok(ids) if !ids.is_empty() => {
             warn!(runs = ?ids, "runs of a lost host ended interrupted");
             for id in ids {
-                let _ = shared.run_events.send(id);
+                shared.run_changed(id);
             }
             shared.runs_cut.notify_one();
         }

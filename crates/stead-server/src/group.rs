@@ -202,5 +202,9 @@ fn commit(
             (Write::Admit { .. }, None) => unreachable!("every admission has its maker"),
         })
         .collect();
-    shared.world.store.write_runs(&runs)
+    let written = shared.world.store.write_runs(&runs)?;
+    if writes.iter().any(|w| matches!(w, Write::End(..))) {
+        shared.starter.after_ends(shared);
+    }
+    Ok(written)
 }

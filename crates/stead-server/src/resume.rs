@@ -158,7 +158,7 @@ async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
                 error!(run = id, cause = %e.message, "failed to record why a run is not resumed");
             }
             // Its row changed, and a `not_resumed` event may be waiting to be delivered.
-            let _ = shared.run_events.send(id);
+            shared.run_changed(id);
             Pass::Done
         }
         Decision::Resume { check_receipt } => {
@@ -172,7 +172,7 @@ async fn settle(shared: &Arc<Shared>, run: Run) -> Pass {
                         {
                             error!(run = id, cause = %e.message, "failed to close a landed run");
                         }
-                        let _ = shared.run_events.send(id);
+                        shared.run_changed(id);
                         return Pass::Done;
                     }
                     Receipt::NotLanded => Some("its receipt says the work did not land".into()),
@@ -244,7 +244,7 @@ async fn resume(shared: &Arc<Shared>, run: &Run, job: &StoredJob, note: Option<S
     };
     if outcome == Pass::Done {
         // Not for a deferral: the resumer waits on these events and must not wake itself.
-        let _ = shared.run_events.send(run.id);
+        shared.run_changed(run.id);
     }
     outcome
 }

@@ -80,8 +80,11 @@ pub struct Shared {
     /// On-demand admissions, monitors' running marks and runs' ends waiting for their
     /// commit.
     pub writes: crate::group::Group,
-    /// The id of every run whose row changed (created, started, ended).
+    /// The id of every run whose row changed (created, started, ended): sent through
+    /// [`Shared::run_changed`] or [`Shared::run_changed_quietly`].
     pub run_events: broadcast::Sender<i64>,
+    /// Whether the starter has cause to read the ledger (see `starter::Due`).
+    pub starter: crate::starter::Due,
     /// Wakes the resumer: a run was cut while this server serves, or a service it waited
     /// for is ready again.
     pub runs_cut: Notify,
@@ -172,6 +175,7 @@ impl Shared {
             notifiers_changed: Notify::new(),
             writes: crate::group::Group::default(),
             run_events: broadcast::channel(1024).0,
+            starter: crate::starter::Due::default(),
             runs_cut: Notify::new(),
             changes: watch::channel(0).0,
             boot_id: stead_core::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
@@ -323,13 +327,27 @@ impl Shared {
         }
     }
 
-    /// A run of this host ended: on a shared ledger, the rest of its log is shipped now.
     /// A background task made a pass; the first of each task's counts (see
     /// `first_passes`). `made` is the task's own record of having counted.
     pub fn passed(&self, made: &mut bool) {
         if !std::mem::replace(made, true) {
             self.first_passes.add_permits(1);
         }
+    }
+
+    /// Run `id`'s row changed: its waiters are told, and the starter reads the ledger
+    /// again (the change may have written a run waiting, or made room for one).
+    pub fn run_changed(&self, id: i64) {
+        self.starter.changed();
+        let _ = self.run_events.send(id);
+    }
+
+    /// Run `id`'s row changed in a way this server knows wrote no run waiting (a running
+    /// mark, an admission that does not wait, an end whose commit found no run waiting
+    /// here): its waiters are told, and the starter reads the ledger again only if runs
+    /// were waiting when it last did (for them, an end makes room).
+    pub fn run_changed_quietly(&self, id: i64) {
+        let _ = self.run_events.send(id);
     }
 
     fn watched_runs(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Watched>> {
@@ -371,6 +389,7 @@ impl Shared {
             .is_some_and(|watched| watched.ended)
     }
 
+    /// A run of this host ended: on a shared ledger, the rest of its log is shipped now.
     pub fn log_ended(&self, run_id: i64) {
         if self.world.store.is_shared() {
             self.log_ends

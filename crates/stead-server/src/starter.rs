@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use jiff::Timestamp;
 use stead_core::records::{NewRun, WaitingRun};
@@ -21,19 +22,81 @@ use crate::ledger::blocking;
 use crate::runs;
 use crate::shared::Shared;
 
-/// Passes whenever a run changes (one ended, one was written waiting) and when the
-/// earliest retry's time comes, until the server stops.
+/// Whether the starter has cause to read the ledger. Most changes of a run are no cause
+/// when no run waited at the last read: a running mark, an admission that does not
+/// wait, an end whose commit found no run waiting. Reading anyway would cost a trip to
+/// the ledger's thread for every change of every run.
+#[derive(Debug)]
+pub struct Due {
+    /// A change since the last read may have written a run waiting.
+    changed: AtomicBool,
+    /// Runs waited at the last read: any change is cause (an end makes room for them).
+    waiting: AtomicBool,
+}
+
+impl Default for Due {
+    fn default() -> Self {
+        Self {
+            changed: AtomicBool::new(true),
+            waiting: AtomicBool::new(true),
+        }
+    }
+}
+
+impl Due {
+    /// A change that may have written a run waiting.
+    pub fn changed(&self) {
+        self.changed.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether to read the ledger now (taking the cause): on a shared ledger, always
+    /// (another host may have written a run for this one).
+    fn take(&self, shared: bool) -> bool {
+        let changed = self.changed.swap(false, Ordering::SeqCst);
+        changed || shared || self.waiting.load(Ordering::SeqCst)
+    }
+
+    /// What the last read found.
+    fn found(&self, waiting: bool) {
+        self.waiting.store(waiting, Ordering::SeqCst);
+    }
+
+    /// After a commit that ended runs through this server (any of which may have written
+    /// a retry, or a run chained after it): a cause, if a run waits on this host now.
+    /// When runs waited at the last read, the starter reads again anyway, but that read
+    /// may have been taken before this commit: a cause all the same, without a look.
+    pub fn after_ends(&self, shared: &Shared) {
+        let waiting = self.waiting.load(Ordering::SeqCst)
+            || shared.world.store.is_shared()
+            || shared
+                .world
+                .store
+                .runs_waiting(&shared.world.machine_id)
+                .map_or(true, |runs| !runs.is_empty());
+        if waiting {
+            self.changed();
+        }
+    }
+}
+
+/// Passes whenever a run changes in a way that may start a waiting one (see [`Due`]),
+/// when a run is written waiting and when the earliest retry's time comes, until the
+/// server stops.
 pub async fn run(shared: Arc<Shared>) {
     let mut passed = false;
     loop {
         let mut events = shared.run_events.subscribe();
-        let next = pass(&shared).await;
+        let next = if shared.starter.take(shared.world.store.is_shared()) {
+            pass(&shared).await
+        } else {
+            None
+        };
         shared.passed(&mut passed);
         let clock = shared.world.clock.clone();
         tokio::select! {
             () = shared.stop.cancelled() => return,
             _ = events.recv() => {}
-            () = shared.waiting_changed.notified() => {}
+            () = shared.waiting_changed.notified() => shared.starter.changed(),
             () = async {
                 match next {
                     Some(at) => clock.sleep_until(at).await,
@@ -65,13 +128,18 @@ async fn pass(shared: &Arc<Shared>) -> Option<Timestamp> {
     .await;
     let (waiting, loads, limits) = match found {
         Ok(Some(found)) => found,
-        Ok(None) => return None,
+        Ok(None) => {
+            shared.starter.found(false);
+            return None;
+        }
         Err(e) => {
             error!(cause = %e.message, "failed to read the waiting runs");
             // Looked at again on the next run event.
+            shared.starter.changed();
             return None;
         }
     };
+    shared.starter.found(true);
     let now = shared.world.clock.now();
     let mut running: BTreeMap<Option<String>, u64> =
         loads.into_iter().map(|l| (l.queue, l.running)).collect();
@@ -200,7 +268,7 @@ async fn plan_now(shared: &Arc<Shared>, id: i64) -> Option<Planned> {
         {
             error!(run = id, cause = %e.message, "failed to cancel a run whose job is gone");
         }
-        let _ = shared.run_events.send(id);
+        shared.run_changed(id);
         return None;
     };
     let new = NewRun {

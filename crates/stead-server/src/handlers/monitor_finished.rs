@@ -46,6 +46,7 @@ pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<boo
         // Cut while this server serves: it is owed now, not only at the next boot.
         shared.runs_cut.notify_one();
     }
-    let _ = shared.run_events.send(id);
+    // Whether a run now waits was looked at in the commit (`Due::after_ends`).
+    shared.run_changed_quietly(id);
     Ok(recorded)
 }

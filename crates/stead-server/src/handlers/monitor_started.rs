@@ -28,7 +28,7 @@ pub async fn handle(shared: &Arc<Shared>, params: MonitorStarted) -> Answer<bool
         RunWritten::Marked(true)
     );
     if marked {
-        let _ = shared.run_events.send(params.run_id);
+        shared.run_changed_quietly(params.run_id);
     }
     Ok(marked)
 }

@@ -132,10 +132,12 @@ fn epoch_of(shared: &Shared, new: &NewRun) -> i64 {
 /// What follows a run's admission: its watchers told, the runs it replaces cancelled,
 /// and its monitor started (or the starter, or the claimers, woken).
 async fn follow_admission(shared: &Arc<Shared>, admission: Admission) {
+    // The one run an admission may write waiting is its own, and then the starter is
+    // woken below.
     for id in &admission.skipped {
-        let _ = shared.run_events.send(*id);
+        shared.run_changed_quietly(*id);
     }
-    let _ = shared.run_events.send(admission.run.id);
+    shared.run_changed_quietly(admission.run.id);
     for old in &admission.replaced {
         info!(
             run = old.id,

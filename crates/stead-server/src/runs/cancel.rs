@@ -89,7 +89,7 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
         );
         blocking(shared, move |s| s.world.store.run_settle(id, &end, epoch)).await?;
     }
-    let _ = shared.run_events.send(id);
+    shared.run_changed(id);
     wait_terminal(shared, id, &mut events, CANCEL_WAIT).await
 }
 
@@ -155,7 +155,7 @@ pub async fn cut_where(
             shared.monitors.signal_for(*pid, run.id, stop);
         }
         info!(run = run.id, job = %run.job, "cut a run on the way down");
-        let _ = shared.run_events.send(run.id);
+        shared.run_changed(run.id);
     }
     Ok(())
 }

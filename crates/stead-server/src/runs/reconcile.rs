@@ -112,7 +112,7 @@ async fn pass(shared: &Arc<Shared>, only: Option<BTreeSet<i64>>) -> Vec<(i64, Ti
             if late && !cut.is_empty() {
                 // Cut while this server serves: the resumer looks at once.
                 for id in cut {
-                    let _ = shared.run_events.send(id);
+                    shared.run_changed(id);
                 }
                 shared.runs_cut.notify_one();
             }

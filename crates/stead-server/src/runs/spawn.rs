@@ -34,7 +34,7 @@ pub async fn launch(shared: &Arc<Shared>, plan: &MonitorPlan) {
     if let Err(e) = blocking(shared, move |s| s.world.store.run_settle(id, &end, epoch)).await {
         error!(run = id, cause = %e.message, "failed to record that a monitor could not start");
     }
-    let _ = shared.run_events.send(id);
+    shared.run_changed(id);
 }
 
 /// Starts the run's monitor, detached in its own session, and watches it: a monitor done

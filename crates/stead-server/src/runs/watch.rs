@@ -112,7 +112,7 @@ pub fn watch_registered(
         // Its log is whole now: on a shared ledger, the rest is shipped at once.
         shared.log_ended(run_id);
         // Its end, written here or by the monitor without this server: waiters hear of it.
-        let _ = shared.run_events.send(run_id);
+        shared.run_changed(run_id);
     });
 }
 

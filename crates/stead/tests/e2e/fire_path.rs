@@ -348,7 +348,8 @@ fn a_monitor_forked_after_the_server_gave_up_on_the_spawner_keeps_its_run() {
     // run is still its own and running. (The log line above comes before the exec, so a
     // count of monitors alone could be read before the exec'd one exists.)
     wait_until("the server watches the monitor that marked the run", || {
-        dir.log().contains("watching the monitor that marked the run")
+        dir.log()
+            .contains("watching the monitor that marked the run")
     });
     wait_until("the exec'd monitor has left", || {
         dir.monitor_pids().len() == 1
