@@ -13,10 +13,12 @@
 //! and the monitor drops a cancel it finds then (see `stead_monitor`).
 
 use std::collections::HashMap;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::sync::Mutex;
 
 use tokio::sync::oneshot;
+
+use super::watch::Pidfd;
 
 /// The most monitors waiting for a run at once; more than this are let go.
 const MOST_IDLE: usize = 8;
@@ -26,7 +28,7 @@ const MOST_IDLE: usize = 8;
 pub struct Link {
     pub pid: u32,
     /// A pidfd of the monitor, opened while it could not have been reaped.
-    pub pidfd: OwnedFd,
+    pub pidfd: Pidfd,
 }
 
 /// The monitors linked to this server, with their runs; see the module docs.
@@ -48,7 +50,7 @@ struct Books {
 struct Idle {
     pid: u32,
     token: u64,
-    pidfd: OwnedFd,
+    pidfd: Pidfd,
     give: oneshot::Sender<serde_json::Value>,
 }
 
@@ -98,7 +100,7 @@ impl Monitors {
         if books.idle.len() >= MOST_IDLE {
             return None;
         }
-        let pidfd = link.pidfd.try_clone().ok()?;
+        let pidfd = link.pidfd.clone();
         let (give, taken) = oneshot::channel();
         let token = books.next_token;
         books.next_token += 1;
@@ -128,7 +130,7 @@ impl Monitors {
     /// Hands `run_id`, started by `start` (a `MonitorStart`), to the monitor that offered
     /// itself last and is still alive: its pid and a pidfd to watch it by. `None` when no
     /// monitor waits.
-    pub fn hand(&self, run_id: i64, start: &serde_json::Value) -> Option<(u32, OwnedFd)> {
+    pub fn hand(&self, run_id: i64, start: &serde_json::Value) -> Option<(u32, Pidfd)> {
         let mut books = self.books();
         while let Some(idle) = books.idle.pop() {
             if exited(&idle.pidfd) {
@@ -147,9 +149,9 @@ impl Monitors {
 }
 
 /// Whether the process behind `pidfd` has exited (a pidfd reads as readable then).
-fn exited(pidfd: &OwnedFd) -> bool {
+fn exited(pidfd: &Pidfd) -> bool {
     use rustix::event::{PollFd, PollFlags, Timespec};
-    let pidfd = pidfd.as_fd();
+    let pidfd = pidfd.get_ref().as_fd();
     let mut fds = [PollFd::new(&pidfd, PollFlags::IN)];
     let now = Timespec {
         tv_sec: 0,
@@ -161,6 +163,7 @@ fn exited(pidfd: &OwnedFd) -> bool {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use crate::runs::watch::ProcessWatch;
 
     /// A real process to stand for a monitor, killed and reaped on drop.
     struct Process(std::process::Child);
@@ -175,12 +178,17 @@ mod tests {
             )
         }
 
+        /// Its link, its pidfd registered with the runtime as a monitor's is (so only
+        /// inside one).
         fn link(&self) -> Link {
             let pid = rustix::process::Pid::from_child(&self.0);
+            let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
+                .expect("pidfd_open");
             Link {
                 pid: self.0.id(),
-                pidfd: rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
-                    .expect("pidfd_open"),
+                pidfd: ProcessWatch::of_pidfd(self.0.id(), fd)
+                    .pidfd()
+                    .expect("registered"),
             }
         }
 
@@ -196,8 +204,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_signal_reaches_a_monitor_only_while_the_run_is_its_own() {
+    #[tokio::test]
+    async fn a_signal_reaches_a_monitor_only_while_the_run_is_its_own() {
         let process = Process::start();
         let link = process.link();
         let monitors = Monitors::default();
@@ -220,8 +228,8 @@ mod tests {
         assert_eq!(monitors.signal_for(link.pid, 1, || true), Some(true));
     }
 
-    #[test]
-    fn a_run_goes_to_a_live_monitor_and_never_to_one_that_exited() {
+    #[tokio::test]
+    async fn a_run_goes_to_a_live_monitor_and_never_to_one_that_exited() {
         let (mut dead, alive) = (Process::start(), Process::start());
         let (dead_link, alive_link) = (dead.link(), alive.link());
         let monitors = Monitors::default();
@@ -241,8 +249,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn an_offer_withdrawn_takes_nothing() {
+    #[tokio::test]
+    async fn an_offer_withdrawn_takes_nothing() {
         let process = Process::start();
         let link = process.link();
         let monitors = Monitors::default();

@@ -85,7 +85,6 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
     let linked = watch
         .pidfd()
         .filter(|_| only_one)
-        .and_then(|fd| fd.try_clone_to_owned().ok())
         .map(|pidfd| Link { pid, pidfd });
     if linked.is_some() {
         shared.monitors.linked(pid, plan.run_id);
@@ -112,7 +111,7 @@ fn handed_over(shared: &Arc<Shared>, run_id: i64, start: &MonitorStart) -> bool 
                 shared,
                 run_id,
                 pid,
-                ProcessWatch::of_pidfd(pid, pidfd),
+                ProcessWatch::of_registered(pidfd),
                 done,
             );
             true

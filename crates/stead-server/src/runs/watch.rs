@@ -126,11 +126,15 @@ enum Exited {
     NotTheRuns(u32, StartIdentity),
 }
 
+/// A pidfd registered with the runtime: a monitor's is registered once and watched by
+/// the watch of each run it takes.
+pub type Pidfd = Arc<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>;
+
 /// Waits for a process that need not be our child to exit.
 pub enum ProcessWatch {
     /// A pidfd becomes readable when the process exits (Linux).
     #[cfg(target_os = "linux")]
-    Pidfd(tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>),
+    Pidfd(Pidfd),
     /// Poll the start identity (other platforms, or when a pidfd is unavailable).
     Poll(u32, Option<StartIdentity>),
     /// Already gone.
@@ -150,10 +154,16 @@ impl ProcessWatch {
                     tokio::io::Interest::READABLE,
                 )
             } {
-                return ProcessWatch::Pidfd(async_fd);
+                return ProcessWatch::Pidfd(Arc::new(async_fd));
             }
         }
         Self::open(pid, None)
+    }
+
+    /// A watch on a pidfd registered already: a monitor's, for its next run.
+    #[cfg(target_os = "linux")]
+    pub fn of_registered(pidfd: Pidfd) -> Self {
+        ProcessWatch::Pidfd(pidfd)
     }
 
     /// Opens the watch first and checks the identity second, so a pid reused in between
@@ -175,7 +185,7 @@ impl ProcessWatch {
                         tokio::io::Interest::READABLE,
                     )
                 } {
-                    return ProcessWatch::Pidfd(async_fd);
+                    return ProcessWatch::Pidfd(Arc::new(async_fd));
                 }
             } else if identity.is_some_and(|id| !identity::is_alive(pid, id))
                 || (identity.is_none() && identity::of_pid(pid).ok().flatten().is_none())
@@ -192,11 +202,12 @@ impl ProcessWatch {
         }
     }
 
-    /// The pidfd watched, where there is one.
-    pub fn pidfd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+    /// The pidfd watched, where there is one: a monitor's later runs are watched by it
+    /// too, registered once.
+    pub fn pidfd(&self) -> Option<Pidfd> {
         match self {
             #[cfg(target_os = "linux")]
-            ProcessWatch::Pidfd(fd) => Some(std::os::fd::AsFd::as_fd(fd.get_ref())),
+            ProcessWatch::Pidfd(fd) => Some(fd.clone()),
             _ => None,
         }
     }
