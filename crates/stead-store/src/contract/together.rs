@@ -122,6 +122,19 @@ pub(super) fn a_refused_write_is_undone_alone(s: &Subject) {
         "neither refused admission left a row"
     );
     assert_eq!(l.status(queued), RunStatus::Running);
+    // Alone in its transaction (no savepoint then), it is undone just as well.
+    let answers = l
+        .store
+        .write_runs(&[RunWrite::Admit {
+            job: "a",
+            new: &resume,
+            log_dir: logs(),
+            plan: &job_plan,
+            epoch: l.epoch,
+        }])
+        .unwrap();
+    assert!(matches!(&answers[..], [Err(StoreError::AlreadyResolved(id))] if *id == parent));
+    assert_eq!(l.all_runs().len(), before, "the lone refusal left no row");
 }
 
 pub(super) fn a_batch_of_marks_alone_commits(s: &Subject) {

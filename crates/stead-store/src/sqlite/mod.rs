@@ -457,7 +457,7 @@ impl Backend for SqliteStore {
         // In WAL mode, `synchronous=NORMAL` commits without syncing the WAL.
         let relaxed = guard == Guard::Mark;
         if relaxed {
-            conn.execute_batch("PRAGMA synchronous=NORMAL;")
+            run_cached(&conn, "PRAGMA synchronous=NORMAL")
                 .map_err(|e| StoreError::from(e).on(&self.ledger_name()))?;
         }
         let result = (|| {
@@ -476,7 +476,7 @@ impl Backend for SqliteStore {
         })();
         if relaxed {
             // Every other write waits on the disk, whatever this one came to.
-            if let Err(e) = conn.execute_batch("PRAGMA synchronous=FULL;") {
+            if let Err(e) = run_cached(&conn, "PRAGMA synchronous=FULL") {
                 return Err(StoreError::from(e).on(&self.ledger_name()));
             }
         }
@@ -492,9 +492,11 @@ impl Backend for SqliteStore {
         let mut conn = self.conn();
         let relaxed = relaxed::<Self, T>(parts);
         if relaxed {
-            conn.execute_batch("PRAGMA synchronous=NORMAL;")
+            run_cached(&conn, "PRAGMA synchronous=NORMAL")
                 .map_err(|e| StoreError::from(e).on(&self.ledger_name()))?;
         }
+        // A part alone needs no savepoint: when it fails, nothing is committed.
+        let alone = parts.len() == 1;
         let result = (|| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut epoch = None;
@@ -513,10 +515,20 @@ impl Backend for SqliteStore {
                         continue;
                     }
                 }
-                tx.execute_batch("SAVEPOINT part")?;
+                if alone {
+                    match f(&mut SqliteTx(&tx)) {
+                        Ok(value) => answers.push(Ok(value)),
+                        Err(e) => {
+                            tx.rollback()?;
+                            return Ok(vec![Err(e.on(&self.ledger_name()))]);
+                        }
+                    }
+                    continue;
+                }
+                run_cached(&tx, "SAVEPOINT part")?;
                 match f(&mut SqliteTx(&tx)) {
                     Ok(value) => {
-                        tx.execute_batch("RELEASE part")?;
+                        run_cached(&tx, "RELEASE part")?;
                         answers.push(Ok(value));
                     }
                     Err(e) => {
@@ -528,7 +540,7 @@ impl Backend for SqliteStore {
             tx.commit()?;
             Ok(answers)
         })();
-        if relaxed && let Err(e) = conn.execute_batch("PRAGMA synchronous=FULL;") {
+        if relaxed && let Err(e) = run_cached(&conn, "PRAGMA synchronous=FULL") {
             return Err(StoreError::from(e).on(&self.ledger_name()));
         }
         result.map_err(|e: StoreError| e.on(&self.ledger_name()))
@@ -564,6 +576,12 @@ impl Backend for SqliteStore {
         })();
         result.map_err(|e: StoreError| e.on(&self.ledger_name()))
     }
+}
+
+/// Runs `sql`, one statement that answers no rows, prepared once per connection: the
+/// statements every write transaction runs are not parsed again for each.
+fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
 }
 
 /// `PRAGMA auto_vacuum`'s value for `INCREMENTAL`.
