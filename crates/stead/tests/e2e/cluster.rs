@@ -560,7 +560,7 @@ const FAKETIME_LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.
 fn hosts_whose_clocks_are_ten_seconds_off_judge_nobody_lost_and_fire_once() {
     assert!(
         std::path::Path::new(FAKETIME_LIB).exists(),
-        "libfaketime is missing: apt-get install faketime (scripts/setup-tools does)"
+        "libfaketime is missing: apt-get install faketime (scripts/setup-faults does)"
     );
     let db = ScratchDb::create();
     // a keeps the true time; b runs 10 s ahead of the database, c 10 s behind.

@@ -34,7 +34,7 @@ impl FakeClock {
     fn new() -> Self {
         assert!(
             std::path::Path::new(FAKETIME_LIB).exists(),
-            "libfaketime is missing: apt-get install faketime (scripts/setup-tools does)"
+            "libfaketime is missing: apt-get install faketime (scripts/setup-faults does)"
         );
         let mut dir = StateDir::new();
         let file = dir.root().join("faketime");
