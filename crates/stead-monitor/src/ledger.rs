@@ -24,7 +24,7 @@ use stead_client::{ClientError, Connection};
 use stead_core::clock::rfc3339;
 use stead_core::identity::StartIdentity;
 use stead_core::locator::{LedgerRef, StoreLocator};
-use stead_core::runs::{MonitorStart, RunEnd};
+use stead_core::runs::{MonitorStart, RunEnd, ServerLink};
 use stead_protocol::{
     ErrorCode, Method, MonitorCheck, MonitorFinished, MonitorNext, MonitorStarted, Run, RunId,
     method,
@@ -63,6 +63,12 @@ pub struct SharedLedger {
     lease: Duration,
 }
 
+/// How long a call to the server `server` may take before the monitor goes around it:
+/// a heartbeat (a live server answers within one), at least a second.
+fn patience(server: &ServerLink) -> Duration {
+    Duration::from_millis(server.heartbeat_ms).max(Duration::from_secs(1))
+}
+
 /// This machine's id, which a monitor needs only to open the ledger itself.
 fn machine() -> String {
     stead_core::machine::machine_id().unwrap_or_default()
@@ -76,8 +82,6 @@ impl Ledger {
             let (store, ledger) = (&start.store, &start.plan.ledger);
             return stead_store::open_recorder(store, ledger, &machine(), lease).map(Ledger::Local);
         };
-        let heartbeat = Duration::from_millis(server.heartbeat_ms);
-        let patience = heartbeat.max(Duration::from_secs(1));
         let link = server
             .linked
             .then(take_link)
@@ -85,7 +89,7 @@ impl Ledger {
             .map(Connection::linked);
         Ok(Ledger::Shared(Box::new(SharedLedger {
             socket: server.socket.clone(),
-            patience,
+            patience: patience(server),
             on_link: AtomicBool::new(link.is_some()),
             conn: Mutex::new(link),
             store: start.store.clone(),
@@ -101,8 +105,7 @@ impl Ledger {
     pub fn renew(&mut self, start: &MonitorStart) {
         if let (Ledger::Shared(shared), Some(server)) = (self, &start.server) {
             shared.socket = server.socket.clone();
-            shared.patience =
-                Duration::from_millis(server.heartbeat_ms).max(Duration::from_secs(1));
+            shared.patience = patience(server);
             shared.store = start.store.clone();
             shared.run_ledger = start.plan.ledger.clone();
             shared.lease = Duration::from_millis(server.lease_ms);

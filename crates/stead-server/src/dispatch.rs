@@ -44,11 +44,7 @@ pub async fn handle(shared: &Arc<Shared>, line: &str, link: Option<&Link>) -> Re
     let answer = match refused(shared, envelope.method == method::Stop::NAME) {
         Some(refusal) => Err(refusal),
         None => match Request::parse(&envelope.method, envelope.params) {
-            // Only a link knows which monitor asks.
-            Ok(Request::MonitorNext(p)) => {
-                answer::<method::MonitorNext>(monitor_next::handle(shared, p, link).await)
-            }
-            Ok(request) => route(shared, request).await,
+            Ok(request) => route(shared, request, link).await,
             Err(error) => Err(error),
         },
     };
@@ -63,7 +59,7 @@ pub async fn handle(shared: &Arc<Shared>, line: &str, link: Option<&Link>) -> Re
 pub async fn call(shared: &Arc<Shared>, request: Request) -> Result<Value, ErrorBody> {
     match refused(shared, matches!(request, Request::Stop(_))) {
         Some(refusal) => Err(refusal),
-        None => route(shared, request).await,
+        None => route(shared, request, None).await,
     }
 }
 
@@ -84,7 +80,13 @@ fn answer<M: Method>(result: Result<M::Output, ErrorBody>) -> Result<Value, Erro
     serde_json::to_value(result?).map_err(|e| ErrorBody::new(ErrorCode::Internal, e.to_string()))
 }
 
-async fn route(shared: &Arc<Shared>, request: Request) -> Result<Value, ErrorBody> {
+/// `link`: the monitor's link the request came on, if it did (only a link knows which
+/// monitor asks).
+async fn route(
+    shared: &Arc<Shared>,
+    request: Request,
+    link: Option<&Link>,
+) -> Result<Value, ErrorBody> {
     match request {
         Request::Status(_) => answer::<method::Status>(status::handle(shared).await),
         Request::Stop(p) => answer::<method::Stop>(stop::handle(shared, p).await),
@@ -137,7 +139,7 @@ async fn route(shared: &Arc<Shared>, request: Request) -> Result<Value, ErrorBod
             answer::<method::MonitorCheck>(monitor_check::handle(shared, p).await)
         }
         Request::MonitorNext(p) => {
-            answer::<method::MonitorNext>(monitor_next::handle(shared, p, None).await)
+            answer::<method::MonitorNext>(monitor_next::handle(shared, p, link).await)
         }
         Request::Prune(p) => answer::<method::Prune>(prune::handle(shared, p).await),
         Request::JobPause(p) => answer::<method::JobPause>(job_pause::handle(shared, p).await),

@@ -68,21 +68,20 @@ struct State {
 
 impl std::fmt::Debug for Group {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        write!(f, "Group({} pending)", state.pending.len())
+        write!(f, "Group({} pending)", self.state().pending.len())
     }
 }
 
 impl Group {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Writes `write` with whatever else is pending.
     pub async fn write(shared: &Arc<Shared>, write: Write) -> Result<RunWritten, ErrorBody> {
         let (reply, answer) = oneshot::channel();
         let (lead, time) = {
-            let mut state = shared
-                .writes
-                .state
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut state = shared.writes.state();
             if matches!(write, Write::End(..)) {
                 state.ends.push((write, reply));
                 (false, !std::mem::replace(&mut state.timed, true))
@@ -110,11 +109,7 @@ impl Group {
 async fn ends_alone(shared: Arc<Shared>) {
     tokio::time::sleep(END_WAIT).await;
     let lead = {
-        let mut state = shared
-            .writes
-            .state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut state = shared.writes.state();
         state.timed = false;
         if state.ends.is_empty() {
             return;
@@ -131,11 +126,7 @@ async fn ends_alone(shared: Arc<Shared>) {
 async fn commit_all(shared: Arc<Shared>) {
     loop {
         let batch: Vec<(Write, Reply)> = {
-            let mut state = shared
-                .writes
-                .state
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut state = shared.writes.state();
             if state.pending.is_empty() {
                 state.committing = false;
                 return;

@@ -192,6 +192,13 @@ mod tests {
             }
         }
 
+        /// Its link, on the books of `Monitors` of their own with run 1.
+        fn linked(&self) -> (Link, Monitors) {
+            let (link, monitors) = (self.link(), Monitors::default());
+            monitors.linked(link.pid, 1);
+            (link, monitors)
+        }
+
         fn end(&mut self) {
             let _ = self.0.kill();
             let _ = self.0.wait();
@@ -207,9 +214,7 @@ mod tests {
     #[tokio::test]
     async fn a_signal_reaches_a_monitor_only_while_the_run_is_its_own() {
         let process = Process::start();
-        let link = process.link();
-        let monitors = Monitors::default();
-        monitors.linked(link.pid, 1);
+        let (link, monitors) = process.linked();
         assert_eq!(monitors.signal_for(link.pid, 1, || true), Some(true));
         assert_eq!(monitors.signal_for(link.pid, 2, || true), None);
         // Offered for a run that is not its own: refused, and its books unchanged.
@@ -252,9 +257,7 @@ mod tests {
     #[tokio::test]
     async fn an_offer_withdrawn_takes_nothing() {
         let process = Process::start();
-        let link = process.link();
-        let monitors = Monitors::default();
-        monitors.linked(link.pid, 1);
+        let (link, monitors) = process.linked();
         let offer = monitors.offer(&link, 1).expect("offered");
         assert!(monitors.withdraw(offer.token));
         assert!(monitors.hand(2, &serde_json::json!({})).is_none());
