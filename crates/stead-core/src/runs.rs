@@ -107,6 +107,12 @@ pub struct MonitorStart {
     /// `[logs] keep_free`): output stops being written below it.
     #[serde(default)]
     pub log_keep_free: stead_protocol::KeepFree,
+    /// The run is recorded running for the monitor it is handed to already, in the
+    /// commit that admitted it: the monitor starts the command without a mark of its own.
+    /// Only ever handed to a monitor that offered to take such runs (`monitor_next`'s
+    /// `takes_marked`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub marked: bool,
 }
 
 /// An instant on the wire, in milliseconds since the Unix epoch.

@@ -132,6 +132,7 @@ impl Ledger {
         let asked = MonitorNext {
             after,
             wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+            takes_marked: true,
         };
         let patience = wait + shared.patience;
         match conn

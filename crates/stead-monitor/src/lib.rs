@@ -9,7 +9,8 @@
 //!
 //! The server starts it detached in a session of its own, with the [`MonitorPlan`] as
 //! JSON on stdin and, as its stdout, a socket to the server over which it records (see
-//! `ledger`). Signals to the monitor: SIGUSR1 cancels the run; SIGTERM, SIGINT or
+//! `ledger`). Signals to the monitor: SIGUSR1 cancels the run (its server queues it with
+//! the run's id, which a monitor taking run after run goes by); SIGTERM, SIGINT or
 //! SIGHUP stop the monitor, which stops the command first and records the run as
 //! `interrupted`; once the run is recorded, either kind stops the failure hook instead.
 //! The design is in `docs/ledger.md`.
@@ -136,8 +137,14 @@ pub fn run_start(start: &MonitorStart) -> i32 {
             }),
             _ => None,
         };
-        let (outcome, done) =
-            run_watched(plan, &ledger, watch, start.log_keep_free, signals.as_mut());
+        let (outcome, done) = run_watched(
+            plan,
+            &ledger,
+            watch,
+            start.log_keep_free,
+            start.marked,
+            signals.as_mut(),
+        );
         let code = match outcome {
             Outcome::NotQueued | Outcome::Ended { .. } => 0,
             Outcome::NoIdentity(_) | Outcome::Unrecorded { .. } => 1,
@@ -159,15 +166,19 @@ pub fn run_start(start: &MonitorStart) -> i32 {
 /// exits, when a stop is pending or comes while it waits, when anything of the last run is
 /// still a child of this process, or when no run came.
 fn next_run(ledger: &Ledger, after: i64, signals: &mut SignalPipe) -> Option<MonitorStart> {
-    if !signals.drop_cancels() || has_children() {
+    if !signals.drop_cancels(None) || has_children() {
         return None;
     }
-    let start = ledger.next(after, NEXT_RUN_WAIT, &mut || !signals.drop_cancels())?;
-    // A cancel that arrived while the offer was on its way was sent for the last run:
-    // the server signals a run's monitor only while the run is still its own.
-    signals.drop_cancels();
+    let start = ledger.next(after, NEXT_RUN_WAIT, &mut || signals.stop_pending())?;
     match serde_json::from_value::<MonitorStart>(start) {
-        Ok(start) => Some(start),
+        Ok(start) => {
+            // A cancel that arrived while the offer was on its way was meant for the last
+            // run (or for no run), unless it was queued with the new run's id: the run
+            // handed over marked is running already, and its server may cancel it at once.
+            let keep = start.marked.then_some(start.plan.run_id);
+            signals.drop_cancels(keep);
+            Some(start)
+        }
         Err(e) => {
             // The server took it for handed over: it settles the run once this monitor
             // has exited.
@@ -204,7 +215,16 @@ struct Watchful<'a> {
 /// Runs `plan` to its end, recording into `recorder`.
 pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
     let mut signals = SignalPipe::install();
-    run_watched(plan, recorder, None, KeepFree::default(), signals.as_mut()).0
+    let marked = false;
+    run_watched(
+        plan,
+        recorder,
+        None,
+        KeepFree::default(),
+        marked,
+        signals.as_mut(),
+    )
+    .0
 }
 
 /// The longest a monitor waits for a fire admitted ahead of its time: a plan asking for
@@ -222,12 +242,14 @@ fn due(plan: &MonitorPlan, now: Timestamp) -> Option<Timestamp> {
 
 /// Runs `plan` to its end with `signals`, and says whether the monitor is done with it:
 /// the run settled (by this monitor, or before it started), no failure hook ran and no
-/// stop of the monitor was asked for, so it may take another run.
+/// stop of the monitor was asked for, so it may take another run. `marked`: the server
+/// recorded the run running for this monitor when it admitted it.
 fn run_watched(
     plan: &MonitorPlan,
     recorder: &dyn RunRecorder,
     watch: Option<Watchful<'_>>,
     keep_free: KeepFree,
+    marked: bool,
     signals: Result<&mut SignalPipe, &mut std::io::Error>,
 ) -> (Outcome, bool) {
     // Orphaned descendants then come back to the monitor, to be reaped and killed,
@@ -255,10 +277,13 @@ fn run_watched(
     // from the instant to the command. A cancel or a stop meanwhile ends the wait, and
     // the run then ends before its command started.
     let due = due(plan, Timestamp::now());
-    let marked = with_retry(|| {
-        let at = due.unwrap_or_else(Timestamp::now);
-        recorder.mark_running(plan.run_id, std::process::id(), &me, at)
-    });
+    let marked = match marked {
+        true => Ok(true),
+        false => with_retry(|| {
+            let at = due.unwrap_or_else(Timestamp::now);
+            recorder.mark_running(plan.run_id, std::process::id(), &me, at)
+        }),
+    };
     match marked {
         Ok(true) => {}
         Ok(false) => return (Outcome::NotQueued, true),

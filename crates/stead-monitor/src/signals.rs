@@ -1,10 +1,15 @@
 //! Signals as input: a self-pipe that the monitor's signal handlers write to, read by the
 //! same `poll` that reads the command's output.
 //!
-//! A handler can safely do almost nothing; writing one byte (the signal number) to a
-//! non-blocking pipe is async-signal-safe and turns the signal into readable input, so
-//! the single-threaded event loop cannot miss one that lands between a check and its
-//! `poll`.
+//! A handler can safely do almost nothing; writing one record (the signal number, and the
+//! run a cancel is for) to a non-blocking pipe is async-signal-safe and turns the signal
+//! into readable input, so the single-threaded event loop cannot miss one that lands
+//! between a check and its `poll`.
+//!
+//! A server cancels a run by queueing SIGUSR1 with the run's id as its value
+//! (`sigqueue`), so a monitor that takes run after run tells a cancel of the run it has
+//! just been handed from one meant for the run before it; a plain SIGUSR1 (`kill`) is
+//! for whatever run the monitor has.
 
 use std::io::{self, PipeReader, PipeWriter, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
@@ -92,12 +97,19 @@ impl SignalPipe {
 
     /// The signals received since the last call, oldest first.
     pub fn take(&mut self) -> Vec<libc::c_int> {
-        let mut buf = [0u8; 64];
+        self.received().into_iter().map(|r| r.signal).collect()
+    }
+
+    /// The signals received since the last call, as their handler recorded them.
+    fn received(&mut self) -> Vec<Received> {
+        // Whole records only: the handler writes each in one write, which a pipe keeps
+        // whole (it is far below PIPE_BUF), and reads of a multiple of its size split none.
+        let mut buf = [0u8; RECORD * 64];
         let mut got = Vec::new();
         loop {
             match self.read.read(&mut buf) {
                 Ok(0) => break,
-                Ok(n) => got.extend(buf[..n].iter().map(|&b| libc::c_int::from(b))),
+                Ok(n) => got.extend(buf[..n].chunks_exact(RECORD).map(Received::from_bytes)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // WouldBlock: drained.
                 Err(_) => break,
@@ -106,19 +118,68 @@ impl SignalPipe {
         got
     }
 
-    /// Between two runs: drops the cancels and child exits received so far (they were
-    /// about the run before) and keeps any stop of the monitor pending, for the next
-    /// look. False when a stop is pending.
-    pub fn drop_cancels(&mut self) -> bool {
-        let stops: Vec<u8> = self
-            .take()
+    /// While the monitor waits for a run: whether a stop of the monitor is pending. Every
+    /// signal stays for the next look, a cancel among them perhaps queued for the run
+    /// about to be handed over.
+    pub fn stop_pending(&mut self) -> bool {
+        let got = self.received();
+        let bytes: Vec<u8> = got.iter().flat_map(|r| r.to_bytes()).collect();
+        // Cannot fail short of a full pipe, and a pipe of a few records is not full.
+        let _ = (&self.write).write_all(&bytes);
+        got.iter()
+            .any(|r| r.signal != libc::SIGUSR1 && r.signal != libc::SIGCHLD)
+    }
+
+    /// Between two runs: drops the child exits and the cancels received so far, except
+    /// those queued for the run `keep` (the one just handed over; `None` before one is),
+    /// and keeps any stop of the monitor pending, for the next look. False when a stop
+    /// is pending.
+    pub fn drop_cancels(&mut self, keep: Option<i64>) -> bool {
+        let kept: Vec<Received> = self
+            .received()
             .into_iter()
-            .filter(|&sig| sig != libc::SIGUSR1 && sig != libc::SIGCHLD)
-            .map(|sig| sig as u8)
+            .filter(|r| match r.signal {
+                libc::SIGCHLD => false,
+                libc::SIGUSR1 => keep.is_some() && r.run == keep,
+                _ => true,
+            })
             .collect();
-        // Cannot fail short of a full pipe, and a pipe of a few bytes is not full.
-        let _ = (&self.write).write_all(&stops);
-        stops.is_empty()
+        let stopped = kept.iter().any(|r| r.signal != libc::SIGUSR1);
+        let bytes: Vec<u8> = kept.iter().flat_map(|r| r.to_bytes()).collect();
+        // Cannot fail short of a full pipe, and a pipe of a few records is not full.
+        let _ = (&self.write).write_all(&bytes);
+        !stopped
+    }
+}
+
+/// The size of a signal's record in the pipe: its number, and the run id a queued cancel
+/// carries (0: none).
+const RECORD: usize = 9;
+
+/// One signal as its handler recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Received {
+    signal: libc::c_int,
+    /// The run a cancel was queued for (`sigqueue` with the run's id).
+    run: Option<i64>,
+}
+
+impl Received {
+    fn from_bytes(record: &[u8]) -> Self {
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&record[1..RECORD]);
+        let id = i64::from_ne_bytes(id);
+        Self {
+            signal: libc::c_int::from(record[0]),
+            run: (id != 0).then_some(id),
+        }
+    }
+
+    fn to_bytes(self) -> [u8; RECORD] {
+        let mut record = [0u8; RECORD];
+        record[0] = self.signal as u8;
+        record[1..].copy_from_slice(&self.run.unwrap_or(0).to_ne_bytes());
+        record
     }
 }
 
@@ -140,10 +201,13 @@ fn handle(sig: libc::c_int) -> io::Result<()> {
     // `extern "C" fn(c_int)` that only calls async-signal-safe functions.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_sigaction = on_signal
+            as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+            as libc::sighandler_t;
         // SA_RESTART spares blocking calls elsewhere from EINTR; poll(2) is woken anyway
-        // by the byte in the pipe. Stopped children are none of the monitor's business.
-        action.sa_flags = libc::SA_RESTART
+        // by the record in the pipe. Stopped children are none of the monitor's business.
+        action.sa_flags = libc::SA_SIGINFO
+            | libc::SA_RESTART
             | if sig == libc::SIGCHLD {
                 libc::SA_NOCLDSTOP
             } else {
@@ -157,19 +221,129 @@ fn handle(sig: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    // SAFETY: write(2) and errno are async-signal-safe; errno is restored so that the
-    // interrupted code sees its own.
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler; reading it,
+    // write(2) and errno are async-signal-safe; errno is restored so that the interrupted
+    // code sees its own.
     unsafe {
         let errno = errno_location();
         let saved = *errno;
-        let byte = sig as u8;
-        libc::write(WRITE_FD.load(Ordering::SeqCst), (&raw const byte).cast(), 1);
+        let record = Received {
+            signal: sig,
+            run: queued_run(sig, info),
+        }
+        .to_bytes();
+        libc::write(
+            WRITE_FD.load(Ordering::SeqCst),
+            record.as_ptr().cast(),
+            RECORD,
+        );
         *errno = saved;
     }
+}
+
+/// The run id a cancel was queued with (`sigqueue`), if it was.
+///
+/// # Safety
+/// `info` is the siginfo the kernel passed to the handler of `sig`.
+#[cfg(target_os = "linux")]
+unsafe fn queued_run(sig: libc::c_int, info: *const libc::siginfo_t) -> Option<i64> {
+    // SAFETY: as the caller promises; si_value is set for SI_QUEUE.
+    unsafe {
+        if sig != libc::SIGUSR1 || info.is_null() || (*info).si_code != libc::SI_QUEUE {
+            return None;
+        }
+        let id = (*info).si_value().sival_ptr as i64;
+        (id > 0).then_some(id)
+    }
+}
+
+/// Elsewhere a server signals with `kill`: no run rides along.
+#[cfg(not(target_os = "linux"))]
+unsafe fn queued_run(_: libc::c_int, _: *const libc::siginfo_t) -> Option<i64> {
+    None
 }
 
 #[cfg(target_os = "linux")]
 use libc::__errno_location as errno_location;
 #[cfg(target_os = "macos")]
 use libc::__error as errno_location;
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// Queues SIGUSR1 to this process, carrying `run` as a server's cancel does.
+    fn queue_cancel(run: i64) {
+        let value = libc::sigval {
+            sival_ptr: run as usize as *mut libc::c_void,
+        };
+        // SAFETY: sigqueue only reads its arguments.
+        assert_eq!(
+            unsafe { libc::sigqueue(libc::getpid(), libc::SIGUSR1, value) },
+            0
+        );
+    }
+
+    /// Waits until `n` signals are in the pipe (a signal sent to this process may be
+    /// handled by another of its threads), then takes them.
+    fn received(pipe: &mut SignalPipe, n: usize) -> Vec<Received> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut got = Vec::new();
+        while got.len() < n {
+            got.extend(pipe.received());
+            assert!(std::time::Instant::now() < deadline, "only {got:?} came");
+            std::thread::yield_now();
+        }
+        got
+    }
+
+    #[test]
+    fn between_runs_only_a_cancel_queued_for_the_run_just_handed_over_is_kept() {
+        let mut pipe = SignalPipe::install().expect("installed");
+        queue_cancel(41);
+        // SAFETY: a signal this process handles.
+        unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
+        let got = received(&mut pipe, 2);
+        assert_eq!(
+            got,
+            [
+                Received {
+                    signal: libc::SIGUSR1,
+                    run: Some(41)
+                },
+                Received {
+                    signal: libc::SIGUSR1,
+                    run: None
+                },
+            ]
+        );
+        // Put back as they came, then sorted out for the run 42 just handed over.
+        let bytes: Vec<u8> = got.iter().flat_map(|r| r.to_bytes()).collect();
+        (&pipe.write).write_all(&bytes).expect("written back");
+        queue_cancel(42);
+        received_into_pipe(&mut pipe, 3);
+        assert!(pipe.drop_cancels(Some(42)), "no stop pending");
+        assert_eq!(
+            pipe.received(),
+            [Received {
+                signal: libc::SIGUSR1,
+                run: Some(42)
+            }]
+        );
+        // Before a run is handed over, every cancel goes; a stop stays, and says so.
+        queue_cancel(42);
+        // SAFETY: a signal this process handles.
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+        received_into_pipe(&mut pipe, 2);
+        assert!(!pipe.drop_cancels(None), "a stop is pending");
+        assert_eq!(pipe.take(), [libc::SIGTERM]);
+    }
+
+    /// Waits until `n` signals are in the pipe, and leaves them there.
+    fn received_into_pipe(pipe: &mut SignalPipe, n: usize) {
+        let got = received(pipe, n);
+        let bytes: Vec<u8> = got.iter().flat_map(|r| r.to_bytes()).collect();
+        (&pipe.write).write_all(&bytes).expect("written back");
+    }
+}

@@ -48,6 +48,11 @@ pub struct MonitorNext {
     /// How long the monitor waits for a run, in milliseconds (the server may answer
     /// sooner, with none).
     pub wait_ms: u64,
+    /// The monitor may be handed a run already recorded running for it (the server marks
+    /// it in the commit that admits it, and the monitor marks nothing), and tells a
+    /// cancel its server queued with a run's id from any other SIGUSR1.
+    #[serde(default)]
+    pub takes_marked: bool,
 }
 
 /// The answer to `monitor_next`.

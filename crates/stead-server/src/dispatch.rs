@@ -133,7 +133,7 @@ async fn route(
             answer::<method::MonitorStarted>(monitor_started::handle(shared, p).await)
         }
         Request::MonitorFinished(p) => {
-            answer::<method::MonitorFinished>(monitor_finished::handle(shared, p).await)
+            answer::<method::MonitorFinished>(monitor_finished::handle(shared, p, link).await)
         }
         Request::MonitorCheck(p) => {
             answer::<method::MonitorCheck>(monitor_check::handle(shared, p).await)

@@ -18,6 +18,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use stead_core::identity::StartIdentity;
 use stead_core::records::{NewRun, StoredJob};
 use stead_core::runs::RunEnd;
 use stead_protocol::{ErrorBody, ErrorCode, RunParams};
@@ -38,10 +39,12 @@ const END_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
 /// A write waiting for the next commit.
 #[derive(Debug)]
 pub enum Write {
-    /// A run of the job named `job` now, with parameters of its own.
+    /// A run of the job named `job` now, with parameters of its own; marked running for
+    /// `taker` (a waiting monitor's pid and start identity) when it is to start now.
     Admit {
         job: String,
         params: RunParams,
+        taker: Option<(u32, StartIdentity)>,
     },
     Mark(Mark),
     /// A run's end, from its monitor.
@@ -181,12 +184,13 @@ fn commit(
         .iter()
         .zip(&makes)
         .map(|(write, make)| match (write, make) {
-            (Write::Admit { job, .. }, Some(make)) => RunWrite::Admit {
+            (Write::Admit { job, taker, .. }, Some(make)) => RunWrite::Admit {
                 job,
                 new: make.as_ref(),
                 log_dir: &log_dir,
                 plan: &plan,
                 epoch,
+                taker: taker.as_ref().map(|(pid, identity)| (*pid, identity)),
             },
             (Write::Mark(mark), _) => RunWrite::Mark(mark),
             (Write::End(id, end), _) => RunWrite::End(*id, end),

@@ -6,8 +6,10 @@
 
 use std::path::Path;
 
+use stead_core::identity::StartIdentity;
 use stead_core::records::{Admission, NewRun, StoredJob};
 use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_protocol::RunStatus;
 
 use crate::StoreError;
 use crate::backend::sealed::{Backend, Part};
@@ -27,6 +29,11 @@ pub enum RunWrite<'a> {
     /// fenced by `epoch`. Refused with [`StoreError::NoSuchJob`] when there is no such
     /// job.
     ///
+    /// `taker`: a monitor waiting for a run (its pid and start identity) that takes this
+    /// one if it is admitted to start now. The run is then marked running for it in the
+    /// same step, as the monitor's own mark would (on the admission's instant), and the
+    /// admission answers the row `running`: one commit for the row and its mark.
+    ///
     /// [`RunLedger::run_admit`]: crate::RunLedger::run_admit
     Admit {
         job: &'a str,
@@ -34,6 +41,7 @@ pub enum RunWrite<'a> {
         log_dir: &'a Path,
         plan: JobPlanFn<'a>,
         epoch: i64,
+        taker: Option<(u32, &'a StartIdentity)>,
     },
     /// A monitor's running mark, as [`RunRecorder::mark_running`] writes it.
     ///
@@ -104,6 +112,7 @@ fn step<'w, B: Backend>(write: &'w RunWrite<'_>) -> Step<'w, B> {
             log_dir,
             plan,
             epoch,
+            taker,
         } => Box::new(move |tx| {
             let Some(stored) = tx.job_get(job)? else {
                 return Err(StoreError::NoSuchJob((*job).to_string()));
@@ -111,8 +120,11 @@ fn step<'w, B: Backend>(write: &'w RunWrite<'_>) -> Step<'w, B> {
             let run = new(&stored);
             debug_assert_eq!(run.fence, stead_core::records::Fence::Host);
             let plan = |id: i64, log: &Path, key: &str| plan(&stored, &run, id, log, key);
-            crate::ledger::admit(tx, &run, log_dir, &plan, *epoch)
-                .map(|admission| RunWritten::Admitted(Box::new(admission)))
+            let mut admission = crate::ledger::admit(tx, &run, log_dir, &plan, *epoch)?;
+            if let Some((pid, identity)) = taker {
+                mark_for(tx, &mut admission, *pid, identity, run.created_at)?;
+            }
+            Ok(RunWritten::Admitted(Box::new(admission)))
         }),
         RunWrite::Mark(mark) => {
             Box::new(move |tx| crate::recorder::mark(tx, mark).map(RunWritten::Marked))
@@ -121,4 +133,32 @@ fn step<'w, B: Backend>(write: &'w RunWrite<'_>) -> Step<'w, B> {
             Box::new(move |tx| crate::recorder::finish(tx, *id, end).map(RunWritten::Ended))
         }
     }
+}
+
+/// Marks the run `admission` admitted running for the monitor `pid` waiting to take it,
+/// when it is to start now (queued with a plan, not waiting for its turn); its row then
+/// says so.
+fn mark_for(
+    tx: &mut impl Steps,
+    admission: &mut Admission,
+    pid: u32,
+    identity: &StartIdentity,
+    at: jiff::Timestamp,
+) -> Result<(), StoreError> {
+    let run = &admission.run;
+    if admission.plan.is_none() || run.status != RunStatus::Queued || run.waiting.is_some() {
+        return Ok(());
+    }
+    let mark = Mark {
+        run_id: run.id,
+        monitor_pid: pid,
+        monitor_identity: identity.clone(),
+        started_at: at,
+    };
+    if crate::recorder::mark(tx, &mark)? {
+        admission.run = tx
+            .run_get(mark.run_id)?
+            .ok_or(StoreError::NoSuchRun(mark.run_id))?;
+    }
+    Ok(())
 }

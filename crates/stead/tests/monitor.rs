@@ -177,6 +177,7 @@ impl Ledger {
                 linked: false,
             }),
             log_keep_free: KeepFree::Bytes(0),
+            marked: false,
         };
         let json = serde_json::to_vec(&start).unwrap();
         child.stdin.take().unwrap().write_all(&json).unwrap();

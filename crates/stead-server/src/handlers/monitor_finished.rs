@@ -11,9 +11,15 @@ use stead_store::RunWritten;
 
 use super::{Answer, invalid};
 use crate::group::{Group, Write};
+use crate::runs::Link;
 use crate::shared::Shared;
 
-pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<bool> {
+/// `link`: the monitor's link, when the end came on it.
+pub async fn handle(
+    shared: &Arc<Shared>,
+    params: MonitorFinished,
+    link: Option<&Link>,
+) -> Answer<bool> {
     if !params.status.is_terminal() {
         return Err(invalid(format!(
             "status: {} is not an end",
@@ -40,8 +46,12 @@ pub async fn handle(shared: &Arc<Shared>, params: MonitorFinished) -> Answer<boo
         RunWritten::Ended(true)
     );
     // Ended either way (by this write, or before it): nothing is left for the watch of
-    // its monitor to read when the monitor exits.
+    // its monitor to read when the monitor exits, and no signal for the run goes to the
+    // monitor from now on (before it is answered: see `runs::reuse`).
     shared.ended_here(id);
+    if let Some(link) = link {
+        shared.monitors.ended(link.pid, id);
+    }
     if recorded && interrupted {
         // Cut while this server serves: it is owed now, not only at the next boot.
         shared.runs_cut.notify_one();

@@ -25,7 +25,10 @@ pub async fn handle(
         ));
     };
     let none = MonitorNextRun { start: None };
-    let Some(mut offer) = shared.monitors.offer(link, params.after) else {
+    let Some(mut offer) = shared
+        .monitors
+        .offer(link, params.after, params.takes_marked)
+    else {
         return Ok(none);
     };
     // Its end is recorded and its log whole: the run's watch is over.

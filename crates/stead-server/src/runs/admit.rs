@@ -11,7 +11,8 @@ use tracing::info;
 
 use super::cancel::signal_cancel;
 use super::plan::plan_for;
-use super::spawn::launch;
+use super::reuse::Reserved;
+use super::spawn::{hand_marked, launch};
 use crate::group::{Group, Write};
 use crate::ledger::{blocking, store_error};
 use crate::shared::Shared;
@@ -32,7 +33,7 @@ pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result
     })
     .await?;
     let id = admission.run.id;
-    follow_admission(shared, admission).await;
+    follow_admission(shared, admission, None).await;
     blocking(shared, move |s| s.world.store.run_get(id))
         .await?
         .ok_or_else(|| store_error(StoreError::NoSuchRun(id)))
@@ -43,22 +44,43 @@ pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result
 /// `group`), and answered as admitted the moment its row is committed. Its monitor
 /// starts after the answer (a stopping server lets it: `Shared::launches`): the row is
 /// durable before the command starts either way, and a server that dies in between
-/// leaves a queued row of its own that the next one cuts and resumes, as it would a run
-/// whose monitor it had started.
+/// leaves a row of its own that the next one cuts and resumes, as it would a run whose
+/// monitor it had started.
+///
+/// A monitor waiting for a run is reserved first, and the admission marks the run
+/// running for it in the same commit (`runs::reuse`): the run then costs one commit, and
+/// its monitor starts the command without a mark of its own.
 pub async fn start_now(
     shared: &Arc<Shared>,
     name: String,
     params: RunParams,
 ) -> Result<Run, ErrorBody> {
-    let written = Group::write(shared, Write::Admit { job: name, params }).await?;
-    let RunWritten::Admitted(admission) = written else {
-        unreachable!("an admission is answered as one")
+    let reserved = shared.monitors.reserve();
+    let taker = reserved.as_ref().map(|r| {
+        let (pid, identity) = r.taker();
+        (pid, identity.clone())
+    });
+    let written = Group::write(
+        shared,
+        Write::Admit {
+            job: name,
+            params,
+            taker,
+        },
+    )
+    .await;
+    let admission = match written {
+        Ok(RunWritten::Admitted(admission)) => admission,
+        Ok(_) => unreachable!("an admission is answered as one"),
+        // The reserved monitor is let go (it exits): a commit whose outcome is unknown may
+        // have marked the run for it, and it must then take no other.
+        Err(e) => return Err(e),
     };
     let run = admission.run.clone();
     let following = shared.clone();
     shared
         .launches
-        .spawn(async move { follow_admission(&following, *admission).await });
+        .spawn(async move { follow_admission(&following, *admission, reserved).await });
     Ok(run)
 }
 
@@ -110,7 +132,7 @@ pub async fn start_fires(shared: &Arc<Shared>, fires: Vec<Fire>) -> Result<Vec<R
     let mut runs = Vec::with_capacity(admissions.len());
     for admission in admissions {
         runs.push(admission.run.clone());
-        follow_admission(shared, admission).await;
+        follow_admission(shared, admission, None).await;
     }
     Ok(runs)
 }
@@ -130,8 +152,17 @@ fn epoch_of(shared: &Shared, new: &NewRun) -> i64 {
 }
 
 /// What follows a run's admission: its watchers told, the runs it replaces cancelled,
-/// and its monitor started (or the starter, or the claimers, woken).
-async fn follow_admission(shared: &Arc<Shared>, admission: Admission) {
+/// and its monitor started (or the starter, or the claimers, woken). `reserved`: the
+/// monitor reserved for it, which takes it when the admission marked it running for
+/// that monitor, and else waits for a run again.
+async fn follow_admission(shared: &Arc<Shared>, admission: Admission, reserved: Option<Reserved>) {
+    let reserved = match reserved {
+        Some(reserved) if admission.run.status != RunStatus::Running => {
+            shared.monitors.release(reserved);
+            None
+        }
+        reserved => reserved,
+    };
     // The one run an admission may write waiting is its own, and then the starter is
     // woken below.
     for id in &admission.skipped {
@@ -146,7 +177,9 @@ async fn follow_admission(shared: &Arc<Shared>, admission: Admission) {
         );
         signal_cancel(shared, old);
     }
-    if let Some(plan) = admission.plan {
+    if let (Some(plan), Some(reserved)) = (&admission.plan, reserved) {
+        hand_marked(shared, plan, reserved).await;
+    } else if let Some(plan) = admission.plan {
         launch(shared, &plan).await;
     } else if admission.run.waiting.is_some() {
         shared.waiting_changed.notify_one();

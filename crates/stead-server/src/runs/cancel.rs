@@ -24,20 +24,10 @@ const CANCEL_WAIT: std::time::Duration =
 /// over). False when the monitor is gone.
 pub(super) fn signal_cancel(shared: &Shared, run: &ActiveRun) -> bool {
     match &run.monitor {
-        Some((pid, identity)) if identity::is_alive(*pid, identity) => {
-            let signal = || {
-                rustix::process::kill_process(
-                    rustix::process::Pid::from_raw(*pid as i32)
-                        .expect("a recorded pid is positive"),
-                    rustix::process::Signal::USR1,
-                )
-                .is_ok()
-            };
-            shared
-                .monitors
-                .signal_for(*pid, run.id, signal)
-                .unwrap_or(true)
-        }
+        Some((pid, identity)) if identity::is_alive(*pid, identity) => shared
+            .monitors
+            .signal_for(*pid, run.id, rustix::process::Signal::USR1)
+            .unwrap_or(true),
         _ => false,
     }
 }
@@ -149,9 +139,8 @@ pub async fn cut_where(
     for run in &cut {
         if let Some((pid, identity)) = &run.monitor
             && identity::is_alive(*pid, identity)
-            && let Some(raw) = rustix::process::Pid::from_raw(*pid as i32)
         {
-            let stop = || rustix::process::kill_process(raw, rustix::process::Signal::TERM).is_ok();
+            let stop = rustix::process::Signal::TERM;
             shared.monitors.signal_for(*pid, run.id, stop);
         }
         info!(run = run.id, job = %run.job, "cut a run on the way down");

@@ -5,17 +5,29 @@
 //! follow and its exit, most of what a monitor costs on a short command: a monitor that
 //! runs many commands in a row pays them once.
 //!
+//! An on-demand run goes further: a waiting monitor is reserved before the run's
+//! admission commits, and the admission marks the run running for it in the same commit
+//! ([`Monitors::reserve`]), so the run costs one commit and no mark from its monitor.
+//! A server that dies between that commit and the hand-over leaves a row `running` for a
+//! monitor that never gets it: the monitor exits when its link closes, and the run is
+//! settled as any run whose monitor died is.
+//!
 //! A reused monitor's pid outlives its run, so a signal meant for one run must never
-//! reach the next. Every monitor linked to this server is on the books with the run it
-//! has (none while it waits), and a signal for a run goes to its monitor only while the
-//! books say the run is the monitor's, under the lock that hands runs over. A signal sent
-//! before the monitor offered itself is pending on it before the offer's answer arrives,
-//! and the monitor drops a cancel it finds then (see `stead_monitor`).
+//! reach the next. Every monitor linked to this server is on the books with what it
+//! holds, and a signal for a run goes to its monitor only while the books say the run is
+//! the monitor's, under the lock that hands runs over. A run's hold ends when its end is
+//! recorded ([`Monitors::ended`]), before the monitor is answered: every signal for it
+//! is then delivered before the monitor can offer itself, and it drops them. A cancel
+//! carries its run's id (`sigqueue`), so the monitor keeps one for the run just handed to
+//! it, and a cancel of a run marked for a reserved monitor waits on the books until the
+//! run is handed over.
 
 use std::collections::HashMap;
 use std::os::fd::AsFd;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
+use rustix::process::Signal;
+use stead_core::identity::{self, StartIdentity};
 use tokio::sync::oneshot;
 
 use super::watch::Pidfd;
@@ -29,6 +41,25 @@ pub struct Link {
     pub pid: u32,
     /// A pidfd of the monitor, opened while it could not have been reaped.
     pub pidfd: Pidfd,
+    /// Its start identity, read the first time it offers to take a marked run (a marked
+    /// row carries it, as the monitor's own mark would).
+    identity: OnceLock<Option<StartIdentity>>,
+}
+
+impl Link {
+    pub fn new(pid: u32, pidfd: Pidfd) -> Self {
+        Self {
+            pid,
+            pidfd,
+            identity: OnceLock::new(),
+        }
+    }
+
+    fn identity(&self) -> Option<StartIdentity> {
+        self.identity
+            .get_or_init(|| identity::of_pid(self.pid).ok().flatten())
+            .clone()
+    }
 }
 
 /// The monitors linked to this server, with their runs; see the module docs.
@@ -39,11 +70,25 @@ pub struct Monitors {
 
 #[derive(Debug, Default)]
 struct Books {
-    /// Each linked monitor's run (`None`: waiting for one).
-    runs: HashMap<u32, Option<i64>>,
+    /// What each linked monitor holds.
+    held: HashMap<u32, Held>,
     /// The monitors waiting, the latest last.
     idle: Vec<Idle>,
     next_token: u64,
+}
+
+/// What a linked monitor holds.
+#[derive(Debug, PartialEq, Eq)]
+enum Held {
+    /// A run, until its end is recorded.
+    Run(i64),
+    /// Nothing: the run it names has its end recorded.
+    Ended(i64),
+    /// Nothing: it waits for a run.
+    Waiting,
+    /// Nothing yet: it is reserved for a run being admitted marked for it, and the
+    /// signals sent for that run wait here for the hand-over.
+    Reserved(Vec<(i64, Signal)>),
 }
 
 #[derive(Debug)]
@@ -52,12 +97,29 @@ struct Idle {
     token: u64,
     pidfd: Pidfd,
     give: oneshot::Sender<serde_json::Value>,
+    /// Its start identity, when it takes marked runs.
+    marked_for: Option<StartIdentity>,
 }
 
 /// A monitor's offer, taken: what it waits on, and how to withdraw it.
 pub struct Offer {
     pub token: u64,
     pub taken: oneshot::Receiver<serde_json::Value>,
+}
+
+/// A waiting monitor reserved for a run being admitted ([`Monitors::reserve`]).
+#[derive(Debug)]
+pub struct Reserved(Idle);
+
+impl Reserved {
+    /// The monitor's pid and start identity, for the run's mark.
+    pub fn taker(&self) -> (u32, &StartIdentity) {
+        let identity = self.0.marked_for.as_ref();
+        (
+            self.0.pid,
+            identity.expect("only a monitor with an identity is reserved"),
+        )
+    }
 }
 
 impl Monitors {
@@ -67,36 +129,56 @@ impl Monitors {
 
     /// A monitor was linked to this server for `run_id`.
     pub fn linked(&self, pid: u32, run_id: i64) {
-        self.books().runs.insert(pid, Some(run_id));
+        self.books().held.insert(pid, Held::Run(run_id));
     }
 
     /// The monitor's link closed: it is off the books.
     pub fn gone(&self, pid: u32) {
         let mut books = self.books();
-        books.runs.remove(&pid);
+        books.held.remove(&pid);
         books.idle.retain(|idle| idle.pid != pid);
     }
 
-    /// Runs `signal` (which signals the monitor `pid` about `run_id`) unless the books
-    /// say the monitor has another run now, or none: `None` then, as the run is over.
-    /// A monitor not on the books (adopted from an earlier server) is signalled.
-    pub fn signal_for(&self, pid: u32, run_id: i64, signal: impl FnOnce() -> bool) -> Option<bool> {
-        let books = self.books();
-        match books.runs.get(&pid) {
-            Some(Some(run)) if *run == run_id => Some(signal()),
-            Some(_) => None,
-            None => Some(signal()),
+    /// The end of `run_id`, the run of the monitor `pid`, is recorded: no signal is sent
+    /// for it from now on.
+    pub fn ended(&self, pid: u32, run_id: i64) {
+        let mut books = self.books();
+        if let Some(held) = books.held.get_mut(&pid)
+            && *held == Held::Run(run_id)
+        {
+            *held = Held::Ended(run_id);
         }
     }
 
-    /// The monitor at `link`, done with `after`, offers to take another run. `None`:
-    /// it is not taken (too many wait, or `after` was not its run), and exits.
-    pub fn offer(&self, link: &Link, after: i64) -> Option<Offer> {
+    /// Sends `signal` about `run_id` to its monitor `pid` unless the books say the
+    /// monitor holds another run now, or none: `None` then, as the run is over. A monitor
+    /// reserved for the run gets it once the run is handed over. A monitor not on the
+    /// books (adopted from an earlier server) is signalled. Whether it was sent (or held
+    /// for the hand-over).
+    pub fn signal_for(&self, pid: u32, run_id: i64, signal: Signal) -> Option<bool> {
         let mut books = self.books();
-        if books.runs.get(&link.pid) != Some(&Some(after)) {
+        match books.held.get_mut(&pid) {
+            Some(Held::Run(run)) if *run == run_id => Some(send(pid, run_id, signal)),
+            Some(Held::Reserved(held)) => {
+                held.push((run_id, signal));
+                Some(true)
+            }
+            Some(_) => None,
+            None => Some(send(pid, run_id, signal)),
+        }
+    }
+
+    /// The monitor at `link`, done with `after`, offers to take another run; it takes
+    /// runs marked for it when `takes_marked`. `None`: it is not taken (too many wait,
+    /// or `after` was not its run), and exits.
+    pub fn offer(&self, link: &Link, after: i64, takes_marked: bool) -> Option<Offer> {
+        let marked_for = takes_marked.then(|| link.identity()).flatten();
+        let mut books = self.books();
+        let held = books.held.get_mut(&link.pid)?;
+        if *held != Held::Run(after) && *held != Held::Ended(after) {
             return None;
         }
-        books.runs.insert(link.pid, None);
+        *held = Held::Waiting;
         if books.idle.len() >= MOST_IDLE {
             return None;
         }
@@ -109,6 +191,7 @@ impl Monitors {
             token,
             pidfd,
             give,
+            marked_for,
         });
         Some(Offer { token, taken })
     }
@@ -119,7 +202,7 @@ impl Monitors {
     }
 
     /// Withdraws an offer that waited long enough; false when it was taken meanwhile
-    /// (its receiver then has the run, or is closed).
+    /// (its receiver then has the run, or is closed) or is reserved.
     pub fn withdraw(&self, token: u64) -> bool {
         let mut books = self.books();
         let before = books.idle.len();
@@ -134,18 +217,92 @@ impl Monitors {
         let mut books = self.books();
         while let Some(idle) = books.idle.pop() {
             if exited(&idle.pidfd) {
-                books.runs.remove(&idle.pid);
+                books.held.remove(&idle.pid);
                 continue;
             }
-            books.runs.insert(idle.pid, Some(run_id));
+            books.held.insert(idle.pid, Held::Run(run_id));
             if idle.give.send(start.clone()).is_ok() {
                 return Some((idle.pid, idle.pidfd));
             }
             // Its wait was given up on (its link closed): not this one.
-            books.runs.insert(idle.pid, None);
+            books.held.insert(idle.pid, Held::Waiting);
         }
         None
     }
+
+    /// Takes the live monitor that offered itself last among those that take marked
+    /// runs, for a run about to be admitted: the admission marks the run running for it
+    /// ([`Reserved::taker`]), and the run is then [`handed`](Self::hand_reserved) to it,
+    /// or the monitor [`released`](Self::release).
+    pub fn reserve(&self) -> Option<Reserved> {
+        let mut books = self.books();
+        loop {
+            let at = books.idle.iter().rposition(|i| i.marked_for.is_some())?;
+            let idle = books.idle.remove(at);
+            if exited(&idle.pidfd) {
+                books.held.remove(&idle.pid);
+                continue;
+            }
+            books.held.insert(idle.pid, Held::Reserved(Vec::new()));
+            return Some(Reserved(idle));
+        }
+    }
+
+    /// Hands `run_id`, admitted marked for the `reserved` monitor, to it with `start`,
+    /// then sends it the signals held for the run meanwhile. The monitor's pid and pidfd,
+    /// to watch it by; `Err` with them when it gave up its wait first (its link closed):
+    /// it never takes the run, and the run is settled when it is gone.
+    pub fn hand_reserved(
+        &self,
+        reserved: Reserved,
+        run_id: i64,
+        start: serde_json::Value,
+    ) -> Result<(u32, Pidfd), (u32, Pidfd)> {
+        let Reserved(idle) = reserved;
+        let mut books = self.books();
+        let held = books.held.insert(idle.pid, Held::Run(run_id));
+        if idle.give.send(start).is_err() {
+            books.held.insert(idle.pid, Held::Waiting);
+            return Err((idle.pid, idle.pidfd));
+        }
+        if let Some(Held::Reserved(signals)) = held {
+            for (run, signal) in signals {
+                if run == run_id {
+                    send(idle.pid, run_id, signal);
+                }
+            }
+        }
+        Ok((idle.pid, idle.pidfd))
+    }
+
+    /// A reserved monitor whose run was admitted but not to start now (skipped, or
+    /// waiting its turn): it waits for a run again. (One whose admission failed is let go
+    /// instead: dropped, it exits.)
+    pub fn release(&self, reserved: Reserved) {
+        let Reserved(idle) = reserved;
+        let mut books = self.books();
+        books.held.insert(idle.pid, Held::Waiting);
+        books.idle.push(idle);
+    }
+}
+
+/// Signals the monitor `pid` about `run_id`: a cancel (SIGUSR1) carries the run's id
+/// where the platform allows (see `stead_monitor`'s signals), anything else is sent
+/// plainly. Whether it was sent.
+pub fn send(pid: u32, run_id: i64, signal: Signal) -> bool {
+    let Some(raw) = rustix::process::Pid::from_raw(pid as i32) else {
+        return false;
+    };
+    #[cfg(target_os = "linux")]
+    if signal == Signal::USR1 {
+        let value = libc::sigval {
+            sival_ptr: run_id as usize as *mut libc::c_void,
+        };
+        // SAFETY: sigqueue only reads its arguments; the value is an integer in a pointer.
+        return unsafe { libc::sigqueue(raw.as_raw_nonzero().get(), libc::SIGUSR1, value) } == 0;
+    }
+    let _ = run_id;
+    rustix::process::kill_process(raw, signal).is_ok()
 }
 
 /// Whether the process behind `pidfd` has exited (a pidfd reads as readable then).
@@ -184,12 +341,8 @@ mod tests {
             let pid = rustix::process::Pid::from_child(&self.0);
             let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
                 .expect("pidfd_open");
-            Link {
-                pid: self.0.id(),
-                pidfd: ProcessWatch::of_pidfd(self.0.id(), fd)
-                    .pidfd()
-                    .expect("registered"),
-            }
+            let pidfd = ProcessWatch::of_pidfd(self.0.id(), fd).pidfd();
+            Link::new(self.0.id(), pidfd.expect("registered"))
         }
 
         /// Its link, on the books of `Monitors` of their own with run 1.
@@ -211,26 +364,88 @@ mod tests {
         }
     }
 
+    /// A signal that leaves the stand-in process as it is.
+    const HARMLESS: Signal = Signal::CONT;
+
     #[tokio::test]
     async fn a_signal_reaches_a_monitor_only_while_the_run_is_its_own() {
         let process = Process::start();
         let (link, monitors) = process.linked();
-        assert_eq!(monitors.signal_for(link.pid, 1, || true), Some(true));
-        assert_eq!(monitors.signal_for(link.pid, 2, || true), None);
+        assert_eq!(monitors.signal_for(link.pid, 1, HARMLESS), Some(true));
+        assert_eq!(monitors.signal_for(link.pid, 2, HARMLESS), None);
         // Offered for a run that is not its own: refused, and its books unchanged.
-        assert!(monitors.offer(&link, 2).is_none());
-        let mut offer = monitors.offer(&link, 1).expect("offered");
-        assert_eq!(monitors.signal_for(link.pid, 1, || true), None, "waiting");
+        assert!(monitors.offer(&link, 2, false).is_none());
+        let mut offer = monitors.offer(&link, 1, false).expect("offered");
+        assert_eq!(monitors.signal_for(link.pid, 1, HARMLESS), None, "waiting");
         let start = serde_json::json!({"run": 7});
         let (pid, _pidfd) = monitors.hand(7, &start).expect("handed over");
         assert_eq!(pid, link.pid);
         assert_eq!(offer.taken.try_recv().expect("the start came"), start);
         assert!(!monitors.withdraw(offer.token), "taken already");
-        assert_eq!(monitors.signal_for(link.pid, 1, || true), None);
-        assert_eq!(monitors.signal_for(link.pid, 7, || true), Some(true));
+        assert_eq!(monitors.signal_for(link.pid, 1, HARMLESS), None);
+        assert_eq!(monitors.signal_for(link.pid, 7, HARMLESS), Some(true));
+        // Its end recorded, the run is no longer signalled, and the monitor may offer.
+        monitors.ended(link.pid, 7);
+        assert_eq!(monitors.signal_for(link.pid, 7, HARMLESS), None, "ended");
+        assert!(
+            monitors.offer(&link, 7, false).is_some(),
+            "offered after its end"
+        );
         // A monitor not on the books (adopted) is signalled as it always was.
         monitors.gone(link.pid);
-        assert_eq!(monitors.signal_for(link.pid, 1, || true), Some(true));
+        assert_eq!(monitors.signal_for(link.pid, 1, HARMLESS), Some(true));
+    }
+
+    #[tokio::test]
+    async fn a_cancel_of_a_run_marked_for_a_reserved_monitor_reaches_it_once_handed_over() {
+        let mut process = Process::start();
+        let (link, monitors) = process.linked();
+        let mut offer = monitors.offer(&link, 1, true).expect("offered");
+        let reserved = monitors.reserve().expect("reserved");
+        let (pid, identity) = reserved.taker();
+        assert_eq!(pid, link.pid);
+        assert_eq!(Some(identity.clone()), identity::of_pid(pid).unwrap());
+        assert!(
+            monitors.hand(9, &serde_json::json!({})).is_none(),
+            "reserved"
+        );
+        assert!(!monitors.withdraw(offer.token), "reserved, not withdrawn");
+        // A cancel of run 5, marked for it in a commit that ended before the hand-over.
+        assert_eq!(monitors.signal_for(pid, 5, Signal::USR1), Some(true));
+        assert!(
+            process.0.try_wait().unwrap().is_none(),
+            "held until handed over"
+        );
+        let start = serde_json::json!({"run": 5});
+        monitors
+            .hand_reserved(reserved, 5, start.clone())
+            .expect("handed over");
+        assert_eq!(offer.taken.try_recv().expect("the start came"), start);
+        // The stand-in has no handler: the cancel it was sent ends it.
+        let status = process.0.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGUSR1), "{status:?}");
+    }
+
+    #[tokio::test]
+    async fn a_monitor_released_or_unable_to_take_marked_runs_is_handed_runs_as_before() {
+        let process = Process::start();
+        let (link, monitors) = process.linked();
+        let mut offer = monitors.offer(&link, 1, true).expect("offered");
+        let reserved = monitors.reserve().expect("reserved");
+        monitors.release(reserved);
+        assert!(
+            monitors.hand(2, &serde_json::json!({"run": 2})).is_some(),
+            "waits again"
+        );
+        assert_eq!(
+            offer.taken.try_recv().unwrap(),
+            serde_json::json!({"run": 2})
+        );
+        // A monitor that did not say it takes marked runs is never reserved.
+        let _offer = monitors.offer(&link, 2, false).expect("offered");
+        assert!(monitors.reserve().is_none());
+        assert!(monitors.hand(3, &serde_json::json!({})).is_some());
     }
 
     #[tokio::test]
@@ -240,8 +455,8 @@ mod tests {
         let monitors = Monitors::default();
         monitors.linked(alive_link.pid, 1);
         monitors.linked(dead_link.pid, 2);
-        let _alive_offer = monitors.offer(&alive_link, 1).expect("offered");
-        let _dead_offer = monitors.offer(&dead_link, 2).expect("offered");
+        let _alive_offer = monitors.offer(&alive_link, 1, true).expect("offered");
+        let _dead_offer = monitors.offer(&dead_link, 2, true).expect("offered");
         dead.end();
         // The dead one offered itself last, and is skipped.
         let (pid, _) = monitors
@@ -258,7 +473,7 @@ mod tests {
     async fn an_offer_withdrawn_takes_nothing() {
         let process = Process::start();
         let (link, monitors) = process.linked();
-        let offer = monitors.offer(&link, 1).expect("offered");
+        let offer = monitors.offer(&link, 1, false).expect("offered");
         assert!(monitors.withdraw(offer.token));
         assert!(monitors.hand(2, &serde_json::json!({})).is_none());
     }

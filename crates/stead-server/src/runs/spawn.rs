@@ -11,12 +11,13 @@ use std::sync::Arc;
 use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd, ServerLink};
 use stead_protocol::RunStatus;
 use tokio::io::AsyncWriteExt;
-use tracing::error;
+use tracing::{error, warn};
 
-use super::reuse::Link;
-use super::watch::{ProcessWatch, watch_monitor, watch_registered};
+use super::reuse::{Link, Reserved};
+use super::watch::{Pidfd, ProcessWatch, watch_monitor, watch_registered};
 use crate::ledger::blocking;
 use crate::shared::Shared;
+use tokio::sync::Notify;
 
 /// Starts a queued run's monitor; a run whose monitor cannot start ends failed, saying
 /// why.
@@ -43,22 +44,7 @@ pub async fn launch(shared: &Arc<Shared>, plan: &MonitorPlan) {
 /// stdout is a socket to this server (its link), on which it marks its run running and
 /// records its end without connecting.
 async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Result<()> {
-    let timings = shared.world.config.timings;
-    let start = MonitorStart {
-        plan: plan.clone(),
-        store: shared.world.ledger.clone(),
-        // The monitor records through this server: its writes and its neighbours' go
-        // through one connection, rather than each monitor taking the ledger's lock (or a
-        // database connection) of its own.
-        server: Some(ServerLink {
-            socket: shared.world.paths.socket().to_path_buf(),
-            lease_ms: u64::try_from(timings.lease.as_millis()).unwrap_or(u64::MAX),
-            heartbeat_ms: u64::try_from(timings.heartbeat.as_millis()).unwrap_or(u64::MAX),
-            confirm_ownership: shared.world.store.is_shared(),
-            linked: true,
-        }),
-        log_keep_free: shared.world.config.logs.keep_free,
-    };
+    let start = monitor_start(shared, plan);
     if handed_over(shared, plan.run_id, &start) {
         return Ok(());
     }
@@ -85,13 +71,86 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
     let linked = watch
         .pidfd()
         .filter(|_| only_one)
-        .map(|pidfd| Link { pid, pidfd });
+        .map(|pidfd| Link::new(pid, pidfd));
     if linked.is_some() {
         shared.monitors.linked(pid, plan.run_id);
     }
     crate::connection::serve_link(shared, link, linked);
     watch_monitor(shared, plan.run_id, pid, watch);
     Ok(())
+}
+
+/// What a monitor of this server starts `plan` with.
+fn monitor_start(shared: &Shared, plan: &MonitorPlan) -> MonitorStart {
+    let timings = shared.world.config.timings;
+    MonitorStart {
+        plan: plan.clone(),
+        store: shared.world.ledger.clone(),
+        // The monitor records through this server: its writes and its neighbours' go
+        // through one connection, rather than each monitor taking the ledger's lock (or a
+        // database connection) of its own.
+        server: Some(ServerLink {
+            socket: shared.world.paths.socket().to_path_buf(),
+            lease_ms: u64::try_from(timings.lease.as_millis()).unwrap_or(u64::MAX),
+            heartbeat_ms: u64::try_from(timings.heartbeat.as_millis()).unwrap_or(u64::MAX),
+            confirm_ownership: shared.world.store.is_shared(),
+            linked: true,
+        }),
+        log_keep_free: shared.world.config.logs.keep_free,
+        marked: false,
+    }
+}
+
+/// Hands a run admitted marked running for the `reserved` monitor to it, watched from
+/// now on. A monitor that gave up its wait first never takes it: watched all the same,
+/// its exit settles the run (`interrupted`, its command never started).
+pub async fn hand_marked(shared: &Arc<Shared>, plan: &MonitorPlan, reserved: Reserved) {
+    let run_id = plan.run_id;
+    let start = MonitorStart {
+        marked: true,
+        ..monitor_start(shared, plan)
+    };
+    let start = serde_json::to_value(&start).expect("a monitor plan always serializes");
+    #[cfg(debug_assertions)]
+    late_hand_over_for_tests().await;
+    let done = shared.watching(run_id);
+    let taken = match shared.monitors.hand_reserved(reserved, run_id, start) {
+        Ok(taken) => taken,
+        Err(gone) => {
+            warn!(
+                run = run_id,
+                pid = gone.0,
+                "the monitor reserved for the run left first"
+            );
+            gone
+        }
+    };
+    watch_taken(shared, run_id, taken, done);
+}
+
+/// Watches the monitor `taken` (its pid and registered pidfd), which has `run_id` now;
+/// `done`: the watch registered before it had the run.
+fn watch_taken(shared: &Arc<Shared>, run_id: i64, taken: (u32, Pidfd), done: Arc<Notify>) {
+    let (pid, pidfd) = taken;
+    watch_registered(
+        shared,
+        run_id,
+        pid,
+        ProcessWatch::of_registered(pidfd),
+        done,
+    );
+}
+
+/// Debug builds only (the tests' binaries): holds a marked run back from its monitor for
+/// `STEAD_TEST_HAND_OVER_LATE_MS` milliseconds after its commit, while the server serves
+/// on, so a test can cancel the run or kill the server in between (see `reuse.rs`).
+/// Release builds have no such setting.
+#[cfg(debug_assertions)]
+async fn late_hand_over_for_tests() {
+    let late = std::env::var("STEAD_TEST_HAND_OVER_LATE_MS").ok();
+    if let Some(ms) = late.and_then(|v| v.parse::<u64>().ok()) {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
 }
 
 /// Hands the run to a monitor waiting for one (`reuse`), watched from now on; false when
@@ -106,14 +165,8 @@ fn handed_over(shared: &Arc<Shared>, run_id: i64, start: &MonitorStart) -> bool 
     // through here however soon it comes.
     let done = shared.watching(run_id);
     match shared.monitors.hand(run_id, &start) {
-        Some((pid, pidfd)) => {
-            watch_registered(
-                shared,
-                run_id,
-                pid,
-                ProcessWatch::of_registered(pidfd),
-                done,
-            );
+        Some(taken) => {
+            watch_taken(shared, run_id, taken, done);
             true
         }
         None => {

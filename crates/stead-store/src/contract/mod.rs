@@ -157,7 +157,8 @@ contract![
     outcomes::a_run_closed_by_its_receipt_starts_what_runs_after_it,
     together::writes_of_runs_are_answered_each_as_alone_and_seen_once_committed,
     together::a_refused_write_is_undone_alone,
-    together::a_batch_of_marks_alone_commits;
+    together::a_batch_of_marks_alone_commits,
+    together::an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_commit;
     // Expiry judged by the `now` the caller passes: a ledger of one host only.
     local clock:
     leases::an_expired_lease_is_taken_by_the_callers_clock,

@@ -40,6 +40,7 @@ pub(super) fn writes_of_runs_are_answered_each_as_alone_and_seen_once_committed(
             log_dir: logs(),
             plan: &job_plan,
             epoch: l.epoch,
+            taker: None,
         },
         RunWrite::Admit {
             job: "missing",
@@ -47,6 +48,7 @@ pub(super) fn writes_of_runs_are_answered_each_as_alone_and_seen_once_committed(
             log_dir: logs(),
             plan: &job_plan,
             epoch: l.epoch,
+            taker: None,
         },
         RunWrite::Mark(&m_queued),
         RunWrite::Mark(&m_running),
@@ -102,6 +104,7 @@ pub(super) fn a_refused_write_is_undone_alone(s: &Subject) {
                 log_dir: logs(),
                 plan: &job_plan,
                 epoch: l.epoch,
+                taker: None,
             },
             RunWrite::Mark(&m),
             RunWrite::Admit {
@@ -110,6 +113,7 @@ pub(super) fn a_refused_write_is_undone_alone(s: &Subject) {
                 log_dir: logs(),
                 plan: &job_plan,
                 epoch: l.epoch + 1,
+                taker: None,
             },
         ])
         .unwrap();
@@ -131,6 +135,7 @@ pub(super) fn a_refused_write_is_undone_alone(s: &Subject) {
             log_dir: logs(),
             plan: &job_plan,
             epoch: l.epoch,
+            taker: None,
         }])
         .unwrap();
     assert!(matches!(&answers[..], [Err(StoreError::AlreadyResolved(id))] if *id == parent));
@@ -156,4 +161,44 @@ pub(super) fn a_batch_of_marks_alone_commits(s: &Subject) {
             RunStatus::Running
         );
     }
+}
+
+pub(super) fn an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_commit(s: &Subject) {
+    let l = serve(s);
+    l.job("a", Concurrency::Allow);
+    let forbid = l.job("s", Concurrency::Forbid);
+    let busy = l.queue(&forbid);
+    let identity = me();
+    let admit = |job| RunWrite::Admit {
+        job,
+        new: &on_demand,
+        log_dir: logs(),
+        plan: &job_plan,
+        epoch: l.epoch,
+        taker: Some((77, &identity)),
+    };
+    let answers = l.store.write_runs(&[admit("a"), admit("s")]).unwrap();
+    let admitted = |i: usize| match &answers[i] {
+        Ok(RunWritten::Admitted(a)) => a.clone(),
+        other => panic!("{other:?}"),
+    };
+    let (taken, skipped) = (admitted(0), admitted(1));
+    assert_eq!(taken.run.status, RunStatus::Running, "answered as marked");
+    assert_eq!(taken.run.monitor_pid, Some(77));
+    assert!(taken.run.started_at.is_some());
+    assert_eq!(taken.plan.as_ref().map(|p| p.run_id), Some(taken.run.id));
+    // A run that does not start now is not marked for anyone.
+    assert_eq!(skipped.run.status, RunStatus::Skipped);
+    assert_eq!(l.status(busy), RunStatus::Queued);
+    // Committed as one: another handle reads the row running, with the monitor's
+    // identity, so a server coming back finds the run's monitor as its own mark would
+    // have left it.
+    let other = s.open();
+    let active = other.runs_active("m").unwrap();
+    let row = active
+        .iter()
+        .find(|r| r.id == taken.run.id)
+        .expect("active");
+    assert_eq!(row.status, RunStatus::Running);
+    assert_eq!(row.monitor, Some((77, identity.clone())));
 }

@@ -12,25 +12,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{
-    StateDir, add_job, fire_times, json, ms_of, now_ms, run_of, runs_of, signal, text, wait_status,
-    wait_until, wait_until_within,
+    StateDir, add_job, fire_times, json, ms_of, now_ms, ran, run_of, runs_of, signal, text,
+    wait_status, wait_until, wait_until_within, writes_its_id,
 };
-
-/// The run ids the jobs' commands wrote, each once per time it ran.
-fn ran(file: &Path) -> BTreeMap<i64, usize> {
-    let mut counts = BTreeMap::new();
-    for line in std::fs::read_to_string(file).unwrap_or_default().lines() {
-        *counts
-            .entry(line.trim().parse::<i64>().unwrap())
-            .or_default() += 1;
-    }
-    counts
-}
-
-/// A script that writes its run's id to `file`.
-fn writes_its_id(file: &Path) -> String {
-    format!("echo \"$STEAD_RUN_ID\" >> {}", file.display())
-}
 
 /// Every run of this directory, of every job, the skipped fires among them.
 fn all_runs(dir: &StateDir) -> Vec<Value> {

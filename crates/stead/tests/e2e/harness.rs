@@ -513,6 +513,23 @@ pub fn wait_status(dir: &StateDir, id: i64, status: &str) -> Value {
     last
 }
 
+/// The run ids the jobs' commands wrote to `file` ([`writes_its_id`]), each once per time
+/// it ran.
+pub fn ran(file: &Path) -> std::collections::BTreeMap<i64, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(file).unwrap_or_default().lines() {
+        *counts
+            .entry(line.trim().parse::<i64>().unwrap())
+            .or_default() += 1;
+    }
+    counts
+}
+
+/// A script that writes its run's id to `file`.
+pub fn writes_its_id(file: &Path) -> String {
+    format!("echo \"$STEAD_RUN_ID\" >> {}", file.display())
+}
+
 /// Live `sleep MARKER` processes.
 pub fn processes_with(marker: &str) -> usize {
     let wanted = format!("sleep\0{marker}\0");

@@ -1,11 +1,15 @@
 //! A monitor done with its run takes the next one its server admits, for a moment,
 //! instead of exiting. Its pid then outlives its run: a cancel meant for the run before
 //! never reaches the next, and a monitor stopped or killed while it waits takes no run.
+//! An on-demand run taken by a waiting monitor is recorded running for it in the commit
+//! that admits it: a cancel sent before the hand-over reaches it, and a server killed in
+//! between leaves the run settled, its command never started.
 
 use serde_json::Value;
 
 use crate::harness::{
-    StateDir, add_job, is_alive, json, monitor_of, signal, wait_status, wait_until,
+    StateDir, add_job, is_alive, json, monitor_of, ran, run_of, signal, wait_status, wait_until,
+    writes_its_id,
 };
 
 /// Tries of a scenario that needs a run admitted while the last run's monitor still
@@ -86,4 +90,108 @@ fn monitors_are_taken_again_and_every_run_is_recorded_once() {
         "30 runs one after another took {} monitors",
         monitors.len()
     );
+}
+
+/// A job `t`, runs at once allowed, whose runs write their ids to the file answered.
+fn job_writing_its_id(dir: &StateDir) -> std::path::PathBuf {
+    let file = dir.root().join("ran");
+    add_job(dir, "t", &["--concurrency", "allow"], &writes_its_id(&file));
+    file
+}
+
+/// Runs `quick` to success, then admits a run of `job`, until one is taken by the
+/// monitor of the run before it (which waits for a run a second: a slow machine can
+/// miss it): that run's admission, as answered.
+fn a_run_taken_by_a_waiting_monitor(dir: &StateDir, quick: &str, job: &str) -> Value {
+    for _ in 0..TRIES {
+        let monitor = monitor_of(&run_to_success(dir, quick));
+        let admitted = json(dir, &["run", job]);
+        if admitted["monitor_pid"].as_u64() == Some(u64::from(monitor)) {
+            return admitted;
+        }
+        let id = admitted["id"].as_i64().unwrap();
+        wait_until(&format!("run {id} ended"), || {
+            !matches!(
+                run_of(dir, id)["status"].as_str(),
+                Some("queued" | "running")
+            )
+        });
+    }
+    panic!("no run was taken by a waiting monitor in {TRIES} tries");
+}
+
+#[test]
+fn a_run_taken_by_a_waiting_monitor_is_admitted_running_and_runs_once() {
+    let dir = StateDir::new();
+    let file = job_writing_its_id(&dir);
+    let admitted = a_run_taken_by_a_waiting_monitor(&dir, "t", "t");
+    // Answered as the commit left it: running, for the monitor that takes it, from the
+    // instant it was admitted.
+    assert_eq!(admitted["status"], "running", "{admitted}");
+    assert_eq!(admitted["started_at"], admitted["created_at"], "{admitted}");
+    let id = admitted["id"].as_i64().unwrap();
+    let run = wait_status(&dir, id, "succeeded");
+    assert_eq!(run["monitor_pid"], admitted["monitor_pid"], "{run}");
+    let counts = ran(&file);
+    assert_eq!(counts.get(&id), Some(&1), "{counts:?}");
+    assert!(counts.values().all(|n| *n == 1), "{counts:?}");
+}
+
+/// The run is held back from its monitor for a while after its commit (debug builds:
+/// `STEAD_TEST_HAND_OVER_LATE_MS`), and cancelled meanwhile: the cancel waits for the
+/// hand-over, and the monitor keeps it (it carries the run's id), so the command never
+/// starts.
+#[test]
+fn a_run_cancelled_before_its_waiting_monitor_has_it_never_starts() {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_TEST_HAND_OVER_LATE_MS", "400");
+    let file = dir.root().join("ran");
+    add_job(&dir, "quick", &["--concurrency", "allow"], "true");
+    add_job(
+        &dir,
+        "slow",
+        &[],
+        &format!("{}; sleep 30", writes_its_id(&file)),
+    );
+    let admitted = a_run_taken_by_a_waiting_monitor(&dir, "quick", "slow");
+    let id = admitted["id"].as_i64().unwrap();
+    let cancelled = json(&dir, &["cancel", &id.to_string()]);
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    let run = run_of(&dir, id);
+    assert_eq!(run["status"], "cancelled", "{run}");
+    assert!(
+        run["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("before it started"),
+        "{run}"
+    );
+    assert_eq!(ran(&file).get(&id), None, "its command never ran");
+}
+
+/// The server is SIGKILLed between the commit that marked the run for a waiting monitor
+/// and the hand-over: the monitor, its link gone, exits without the run; the next server
+/// settles the run, whose command never started, and nothing runs twice.
+#[test]
+fn a_server_killed_before_handing_over_a_marked_run_leaves_it_settled_and_never_run() {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_TEST_HAND_OVER_LATE_MS", "60000");
+    let file = job_writing_its_id(&dir);
+    let admitted = a_run_taken_by_a_waiting_monitor(&dir, "t", "t");
+    let (id, monitor) = (admitted["id"].as_i64().unwrap(), monitor_of(&admitted));
+    dir.kill_servers();
+    wait_until(&format!("monitor {monitor} left with its link"), || {
+        !is_alive(monitor)
+    });
+    // The next server finds the run's monitor gone: settled, and owed.
+    dir.status();
+    let run = wait_status(&dir, id, "interrupted");
+    assert!(
+        run["reason"].as_str().unwrap_or("").contains("monitor"),
+        "{run}"
+    );
+    let counts = ran(&file);
+    assert_eq!(counts.get(&id), None, "{counts:?}");
+    assert!(!counts.is_empty(), "the runs before it ran");
+    assert!(counts.values().all(|n| *n == 1), "{counts:?}");
 }
