@@ -285,65 +285,61 @@ mod tests {
         );
     }
 
-    /// Waits until `n` signals are in the pipe (a signal sent to this process may be
-    /// handled by another of its threads), then takes them.
-    fn received(pipe: &mut SignalPipe, n: usize) -> Vec<Received> {
+    /// Sends a signal with `send` and waits for its record (a signal sent to this process
+    /// may be handled by another of its threads): one at a time, since a second SIGUSR1
+    /// sent while the first is still pending would be merged into it.
+    fn sent(pipe: &mut SignalPipe, send: impl FnOnce()) -> Received {
+        send();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let mut got = Vec::new();
-        while got.len() < n {
-            got.extend(pipe.received());
-            assert!(std::time::Instant::now() < deadline, "only {got:?} came");
+        loop {
+            let got = pipe.received();
+            if let [one] = got[..] {
+                return one;
+            }
+            assert!(got.is_empty(), "{got:?}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the signal never came"
+            );
             std::thread::yield_now();
         }
-        got
+    }
+
+    fn kill_self(sig: libc::c_int) {
+        // SAFETY: a signal this process handles.
+        assert_eq!(unsafe { libc::kill(libc::getpid(), sig) }, 0);
+    }
+
+    /// Puts `records` back in the pipe, as their handler left them.
+    fn put_back(pipe: &SignalPipe, records: &[Received]) {
+        let bytes: Vec<u8> = records.iter().flat_map(|r| r.to_bytes()).collect();
+        (&pipe.write).write_all(&bytes).expect("written back");
     }
 
     #[test]
     fn between_runs_only_a_cancel_queued_for_the_run_just_handed_over_is_kept() {
         let mut pipe = SignalPipe::install().expect("installed");
-        queue_cancel(41);
-        // SAFETY: a signal this process handles.
-        unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
-        let got = received(&mut pipe, 2);
-        assert_eq!(
-            got,
-            [
-                Received {
-                    signal: libc::SIGUSR1,
-                    run: Some(41)
-                },
-                Received {
-                    signal: libc::SIGUSR1,
-                    run: None
-                },
-            ]
-        );
-        // Put back as they came, then sorted out for the run 42 just handed over.
-        let bytes: Vec<u8> = got.iter().flat_map(|r| r.to_bytes()).collect();
-        (&pipe.write).write_all(&bytes).expect("written back");
-        queue_cancel(42);
-        received_into_pipe(&mut pipe, 3);
+        let cancel = |run| Received {
+            signal: libc::SIGUSR1,
+            run,
+        };
+        let got = [
+            sent(&mut pipe, || queue_cancel(41)),
+            sent(&mut pipe, || kill_self(libc::SIGUSR1)),
+            sent(&mut pipe, || queue_cancel(42)),
+        ];
+        assert_eq!(got, [cancel(Some(41)), cancel(None), cancel(Some(42))]);
+        // Sorted out for the run 42 just handed over.
+        put_back(&pipe, &got);
         assert!(pipe.drop_cancels(Some(42)), "no stop pending");
-        assert_eq!(
-            pipe.received(),
-            [Received {
-                signal: libc::SIGUSR1,
-                run: Some(42)
-            }]
-        );
-        // Before a run is handed over, every cancel goes; a stop stays, and says so.
-        queue_cancel(42);
-        // SAFETY: a signal this process handles.
-        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
-        received_into_pipe(&mut pipe, 2);
+        assert_eq!(pipe.received(), [cancel(Some(42))]);
+        // Before a run is handed over every cancel goes; a stop stays, and says so.
+        let got = [
+            sent(&mut pipe, || queue_cancel(42)),
+            sent(&mut pipe, || kill_self(libc::SIGTERM)),
+        ];
+        put_back(&pipe, &got);
         assert!(!pipe.drop_cancels(None), "a stop is pending");
         assert_eq!(pipe.take(), [libc::SIGTERM]);
-    }
-
-    /// Waits until `n` signals are in the pipe, and leaves them there.
-    fn received_into_pipe(pipe: &mut SignalPipe, n: usize) {
-        let got = received(pipe, n);
-        let bytes: Vec<u8> = got.iter().flat_map(|r| r.to_bytes()).collect();
-        (&pipe.write).write_all(&bytes).expect("written back");
     }
 }
