@@ -277,12 +277,13 @@ fn run_watched(
     // from the instant to the command. A cancel or a stop meanwhile ends the wait, and
     // the run then ends before its command started.
     let due = due(plan, Timestamp::now());
-    let marked = match marked {
-        true => Ok(true),
-        false => with_retry(|| {
+    let marked = if marked {
+        Ok(true)
+    } else {
+        with_retry(|| {
             let at = due.unwrap_or_else(Timestamp::now);
             recorder.mark_running(plan.run_id, std::process::id(), &me, at)
-        }),
+        })
     };
     match marked {
         Ok(true) => {}

@@ -123,11 +123,8 @@ impl SignalPipe {
     /// about to be handed over.
     pub fn stop_pending(&mut self) -> bool {
         let got = self.received();
-        let bytes: Vec<u8> = got.iter().flat_map(|r| r.to_bytes()).collect();
-        // Cannot fail short of a full pipe, and a pipe of a few records is not full.
-        let _ = (&self.write).write_all(&bytes);
-        got.iter()
-            .any(|r| r.signal != libc::SIGUSR1 && r.signal != libc::SIGCHLD)
+        self.put_back(&got);
+        got.iter().any(Received::is_stop)
     }
 
     /// Between two runs: drops the child exits and the cancels received so far, except
@@ -144,11 +141,15 @@ impl SignalPipe {
                 _ => true,
             })
             .collect();
-        let stopped = kept.iter().any(|r| r.signal != libc::SIGUSR1);
-        let bytes: Vec<u8> = kept.iter().flat_map(|r| r.to_bytes()).collect();
+        self.put_back(&kept);
+        !kept.iter().any(Received::is_stop)
+    }
+
+    /// Puts `records` back in the pipe, for the next look.
+    fn put_back(&self, records: &[Received]) {
+        let bytes: Vec<u8> = records.iter().flat_map(|r| r.to_bytes()).collect();
         // Cannot fail short of a full pipe, and a pipe of a few records is not full.
         let _ = (&self.write).write_all(&bytes);
-        !stopped
     }
 }
 
@@ -165,6 +166,11 @@ struct Received {
 }
 
 impl Received {
+    /// Whether it asks the monitor itself to stop (neither a cancel nor a child's exit).
+    fn is_stop(&self) -> bool {
+        self.signal != libc::SIGUSR1 && self.signal != libc::SIGCHLD
+    }
+
     fn from_bytes(record: &[u8]) -> Self {
         let mut id = [0u8; 8];
         id.copy_from_slice(&record[1..RECORD]);
@@ -310,12 +316,6 @@ mod tests {
         assert_eq!(unsafe { libc::kill(libc::getpid(), sig) }, 0);
     }
 
-    /// Puts `records` back in the pipe, as their handler left them.
-    fn put_back(pipe: &SignalPipe, records: &[Received]) {
-        let bytes: Vec<u8> = records.iter().flat_map(|r| r.to_bytes()).collect();
-        (&pipe.write).write_all(&bytes).expect("written back");
-    }
-
     #[test]
     fn between_runs_only_a_cancel_queued_for_the_run_just_handed_over_is_kept() {
         let mut pipe = SignalPipe::install().expect("installed");
@@ -330,7 +330,7 @@ mod tests {
         ];
         assert_eq!(got, [cancel(Some(41)), cancel(None), cancel(Some(42))]);
         // Sorted out for the run 42 just handed over.
-        put_back(&pipe, &got);
+        pipe.put_back(&got);
         assert!(pipe.drop_cancels(Some(42)), "no stop pending");
         assert_eq!(pipe.received(), [cancel(Some(42))]);
         // Before a run is handed over every cancel goes; a stop stays, and says so.
@@ -338,7 +338,7 @@ mod tests {
             sent(&mut pipe, || queue_cancel(42)),
             sent(&mut pipe, || kill_self(libc::SIGTERM)),
         ];
-        put_back(&pipe, &got);
+        pipe.put_back(&got);
         assert!(!pipe.drop_cancels(None), "a stop is pending");
         assert_eq!(pipe.take(), [libc::SIGTERM]);
     }

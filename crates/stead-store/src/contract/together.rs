@@ -2,6 +2,7 @@
 //! refused one undone alone.
 
 use super::*;
+use crate::together::NewRunFn;
 use crate::{Mark, RunWrite, RunWritten};
 
 fn mark(id: i64) -> Mark {
@@ -22,6 +23,19 @@ fn job_plan(_: &StoredJob, _: &NewRun, id: i64, log: &Path, key: &str) -> Monito
     plan(id, log, key)
 }
 
+/// An admission of a run of `job` made by `new`, fenced by `epoch`, that no waiting
+/// monitor takes.
+fn admit<'a>(job: &'a str, new: NewRunFn<'a>, epoch: i64) -> RunWrite<'a> {
+    RunWrite::Admit {
+        job,
+        new,
+        log_dir: logs(),
+        plan: &job_plan,
+        epoch,
+        taker: None,
+    }
+}
+
 pub(super) fn writes_of_runs_are_answered_each_as_alone_and_seen_once_committed(s: &Subject) {
     let l = serve(s);
     let j = l.job("a", Concurrency::Allow);
@@ -34,22 +48,8 @@ pub(super) fn writes_of_runs_are_answered_each_as_alone_and_seen_once_committed(
     let (m_queued, m_running) = (mark(queued), mark(running));
     let (done, again) = (RunEnd::exited(3, t(1)), RunEnd::exited(0, t(1)));
     let writes = [
-        RunWrite::Admit {
-            job: "a",
-            new: &on_demand,
-            log_dir: logs(),
-            plan: &job_plan,
-            epoch: l.epoch,
-            taker: None,
-        },
-        RunWrite::Admit {
-            job: "missing",
-            new: &on_demand,
-            log_dir: logs(),
-            plan: &job_plan,
-            epoch: l.epoch,
-            taker: None,
-        },
+        admit("a", &on_demand, l.epoch),
+        admit("missing", &on_demand, l.epoch),
         RunWrite::Mark(&m_queued),
         RunWrite::Mark(&m_running),
         RunWrite::End(running, &done),
@@ -98,23 +98,9 @@ pub(super) fn a_refused_write_is_undone_alone(s: &Subject) {
     let answers = l
         .store
         .write_runs(&[
-            RunWrite::Admit {
-                job: "a",
-                new: &resume,
-                log_dir: logs(),
-                plan: &job_plan,
-                epoch: l.epoch,
-                taker: None,
-            },
+            admit("a", &resume, l.epoch),
             RunWrite::Mark(&m),
-            RunWrite::Admit {
-                job: "a",
-                new: &on_demand,
-                log_dir: logs(),
-                plan: &job_plan,
-                epoch: l.epoch + 1,
-                taker: None,
-            },
+            admit("a", &on_demand, l.epoch + 1),
         ])
         .unwrap();
     assert!(matches!(&answers[0], Err(StoreError::AlreadyResolved(id)) if *id == parent));
@@ -127,17 +113,7 @@ pub(super) fn a_refused_write_is_undone_alone(s: &Subject) {
     );
     assert_eq!(l.status(queued), RunStatus::Running);
     // Alone in its transaction (no savepoint then), it is undone just as well.
-    let answers = l
-        .store
-        .write_runs(&[RunWrite::Admit {
-            job: "a",
-            new: &resume,
-            log_dir: logs(),
-            plan: &job_plan,
-            epoch: l.epoch,
-            taker: None,
-        }])
-        .unwrap();
+    let answers = l.store.write_runs(&[admit("a", &resume, l.epoch)]).unwrap();
     assert!(matches!(&answers[..], [Err(StoreError::AlreadyResolved(id))] if *id == parent));
     assert_eq!(l.all_runs().len(), before, "the lone refusal left no row");
 }
@@ -169,7 +145,7 @@ pub(super) fn an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_c
     let forbid = l.job("s", Concurrency::Forbid);
     let busy = l.queue(&forbid);
     let identity = me();
-    let admit = |job| RunWrite::Admit {
+    let taken_by_77 = |job| RunWrite::Admit {
         job,
         new: &on_demand,
         log_dir: logs(),
@@ -177,7 +153,10 @@ pub(super) fn an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_c
         epoch: l.epoch,
         taker: Some((77, &identity)),
     };
-    let answers = l.store.write_runs(&[admit("a"), admit("s")]).unwrap();
+    let answers = l
+        .store
+        .write_runs(&[taken_by_77("a"), taken_by_77("s")])
+        .unwrap();
     let admitted = |i: usize| match &answers[i] {
         Ok(RunWritten::Admitted(a)) => a.clone(),
         other => panic!("{other:?}"),
