@@ -112,7 +112,7 @@ pub async fn hand_marked(shared: &Arc<Shared>, plan: &MonitorPlan, reserved: Res
     };
     let start = serde_json::to_value(&start).expect("a monitor plan always serializes");
     #[cfg(debug_assertions)]
-    late_hand_over_for_tests().await;
+    late_hand_over_for_tests(plan).await;
     let done = shared.watching(run_id);
     let taken = match shared.monitors.hand_reserved(reserved, run_id, start) {
         Ok(taken) => taken,
@@ -141,14 +141,19 @@ fn watch_taken(shared: &Arc<Shared>, run_id: i64, taken: (u32, Pidfd), done: Arc
     );
 }
 
-/// Debug builds only (the tests' binaries): holds a marked run back from its monitor for
-/// `STEAD_TEST_HAND_OVER_LATE_MS` milliseconds after its commit, while the server serves
-/// on, so a test can cancel the run or kill the server in between (see `reuse.rs`).
-/// Release builds have no such setting.
+/// Debug builds only (the tests' binaries): holds a marked run of the job `JOB` back from
+/// its monitor for `MS` milliseconds after its commit (`STEAD_TEST_HAND_OVER_LATE=JOB:MS`),
+/// while the server serves on, so a test can cancel the run or kill the server in between
+/// (see `reuse.rs`); runs of other jobs are handed over at once. Release builds have no
+/// such setting.
 #[cfg(debug_assertions)]
-async fn late_hand_over_for_tests() {
-    let late = std::env::var("STEAD_TEST_HAND_OVER_LATE_MS").ok();
-    if let Some(ms) = late.and_then(|v| v.parse::<u64>().ok()) {
+async fn late_hand_over_for_tests(plan: &MonitorPlan) {
+    let late = std::env::var("STEAD_TEST_HAND_OVER_LATE").unwrap_or_default();
+    let ms = late
+        .split_once(':')
+        .filter(|(job, _)| plan.env.get("STEAD_JOB").is_some_and(|name| name == job))
+        .and_then(|(_, ms)| ms.parse::<u64>().ok());
+    if let Some(ms) = ms {
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
 }

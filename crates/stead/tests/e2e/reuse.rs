@@ -53,12 +53,20 @@ fn a_monitor_killed_or_stopped_while_it_waits_takes_no_run() {
     let dir = StateDir::new();
     add_job(&dir, "t", &["--concurrency", "allow"], "true");
     for sig in [libc::SIGKILL, libc::SIGTERM] {
-        let first = run_to_success(&dir, "t");
-        let monitor = monitor_of(&first);
-        signal(monitor, sig);
-        wait_until(&format!("monitor {monitor} is gone"), || !is_alive(monitor));
-        let next = run_to_success(&dir, "t");
-        assert_ne!(monitor_of(&next), monitor, "{next}");
+        // A try counts only when the monitor still waited as it was signalled: one that
+        // had already given up and exited would take no run anyway.
+        let waited = (0..TRIES).any(|_| {
+            let monitor = monitor_of(&run_to_success(&dir, "t"));
+            if !is_alive(monitor) {
+                return false;
+            }
+            signal(monitor, sig);
+            wait_until(&format!("monitor {monitor} is gone"), || !is_alive(monitor));
+            let next = run_to_success(&dir, "t");
+            assert_ne!(monitor_of(&next), monitor, "{next}");
+            true
+        });
+        assert!(waited, "no monitor still waited for a run in {TRIES} tries");
     }
 }
 
@@ -101,7 +109,7 @@ fn job_writing_its_id(dir: &StateDir) -> std::path::PathBuf {
 
 /// Runs `quick` to success, then admits a run of `job`, until one is taken by the
 /// monitor of the run before it (which waits for a run a second: a slow machine can
-/// miss it): that run's admission, as answered.
+/// miss it): that run's admission, as answered. A run of `job` that missed is cancelled.
 fn a_run_taken_by_a_waiting_monitor(dir: &StateDir, quick: &str, job: &str) -> Value {
     for _ in 0..TRIES {
         let monitor = monitor_of(&run_to_success(dir, quick));
@@ -110,6 +118,8 @@ fn a_run_taken_by_a_waiting_monitor(dir: &StateDir, quick: &str, job: &str) -> V
             return admitted;
         }
         let id = admitted["id"].as_i64().unwrap();
+        // Ended already, or ended by this.
+        dir.run(&["cancel", &id.to_string()]);
         wait_until(&format!("run {id} ended"), || {
             !matches!(
                 run_of(dir, id)["status"].as_str(),
@@ -138,13 +148,13 @@ fn a_run_taken_by_a_waiting_monitor_is_admitted_running_and_runs_once() {
 }
 
 /// The run is held back from its monitor for a while after its commit (debug builds:
-/// `STEAD_TEST_HAND_OVER_LATE_MS`), and cancelled meanwhile: the cancel waits for the
+/// `STEAD_TEST_HAND_OVER_LATE`), and cancelled meanwhile: the cancel waits for the
 /// hand-over, and the monitor keeps it (it carries the run's id), so the command never
 /// starts.
 #[test]
 fn a_run_cancelled_before_its_waiting_monitor_has_it_never_starts() {
     let mut dir = StateDir::new();
-    dir.set_env("STEAD_TEST_HAND_OVER_LATE_MS", "400");
+    dir.set_env("STEAD_TEST_HAND_OVER_LATE", "slow:400");
     let file = dir.root().join("ran");
     add_job(&dir, "quick", &["--concurrency", "allow"], "true");
     add_job(
@@ -175,9 +185,12 @@ fn a_run_cancelled_before_its_waiting_monitor_has_it_never_starts() {
 #[test]
 fn a_server_killed_before_handing_over_a_marked_run_leaves_it_settled_and_never_run() {
     let mut dir = StateDir::new();
-    dir.set_env("STEAD_TEST_HAND_OVER_LATE_MS", "60000");
+    // Only the run that is to be cut is held back: the runs before it, which the tries
+    // need to run to their ends, are handed over at once.
+    dir.set_env("STEAD_TEST_HAND_OVER_LATE", "late:60000");
     let file = job_writing_its_id(&dir);
-    let admitted = a_run_taken_by_a_waiting_monitor(&dir, "t", "t");
+    add_job(&dir, "late", &[], &writes_its_id(&file));
+    let admitted = a_run_taken_by_a_waiting_monitor(&dir, "t", "late");
     let (id, monitor) = (admitted["id"].as_i64().unwrap(), monitor_of(&admitted));
     dir.kill_servers();
     wait_until(&format!("monitor {monitor} left with its link"), || {
