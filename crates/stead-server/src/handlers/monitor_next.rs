@@ -25,23 +25,27 @@ pub async fn handle(
         ));
     };
     let none = MonitorNextRun { start: None };
-    let Some(mut offer) = shared
-        .monitors
-        .offer(link, params.after, params.takes_marked)
+    let wait = Duration::from_millis(params.wait_ms).min(LONGEST_WAIT);
+    let until = tokio::time::Instant::now() + wait;
+    let Some(mut offer) =
+        shared
+            .monitors
+            .offer(link, params.after, params.takes_marked, until.into_std())
     else {
         return Ok(none);
     };
     // Its end is recorded and its log whole: the run's watch is over.
     shared.monitor_done(params.after);
-    let wait = Duration::from_millis(params.wait_ms).min(LONGEST_WAIT);
     let start = tokio::select! {
         taken = &mut offer.taken => taken.ok(),
-        () = tokio::time::sleep(wait) => None,
+        () = tokio::time::sleep_until(until) => None,
         () = shared.stop.cancelled() => None,
     };
     let start = match start {
         Some(start) => Some(start),
-        // A run handed over while the wait ran out is the monitor's all the same.
+        // A run handed over while the wait ran out is the monitor's all the same, as is
+        // one being admitted for it (reserved): its admission hands it over, or lets the
+        // monitor go.
         None if !shared.monitors.withdraw(offer.token) => offer.taken.await.ok(),
         None => None,
     };

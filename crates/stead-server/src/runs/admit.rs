@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use stead_core::records::{Admission, Fence, NewRun, StoredJob};
-use stead_protocol::{ErrorBody, Run, RunParams, RunStatus, Trigger};
+use stead_protocol::{ErrorBody, ErrorCode, Run, RunParams, RunStatus, Trigger};
 use stead_store::{RunWritten, StoreError};
 use tracing::info;
 
@@ -72,9 +72,22 @@ pub async fn start_now(
     let admission = match written {
         Ok(RunWritten::Admitted(admission)) => admission,
         Ok(_) => unreachable!("an admission is answered as one"),
-        // The reserved monitor is let go (it exits): a commit whose outcome is unknown may
-        // have marked the run for it, and it must then take no other.
-        Err(e) => return Err(e),
+        Err(e) => {
+            // A refused admission (no such job, bad parameters) wrote nothing: the
+            // reserved monitor waits again. Any other failure may be a commit of unknown
+            // outcome that marked the run for it, and it must then take no other: let go
+            // (dropped), it exits.
+            let refused = matches!(
+                e.code,
+                ErrorCode::NotFound | ErrorCode::InvalidParams | ErrorCode::Conflict
+            );
+            if let Some(reserved) = reserved.filter(|_| refused) {
+                shared
+                    .monitors
+                    .release(reserved, shared.stop.is_cancelled());
+            }
+            return Err(e);
+        }
     };
     let run = admission.run.clone();
     let following = shared.clone();
@@ -158,7 +171,8 @@ fn epoch_of(shared: &Shared, new: &NewRun) -> i64 {
 async fn follow_admission(shared: &Arc<Shared>, admission: Admission, reserved: Option<Reserved>) {
     let reserved = match reserved {
         Some(reserved) if admission.run.status != RunStatus::Running => {
-            shared.monitors.release(reserved);
+            let stopping = shared.stop.is_cancelled();
+            shared.monitors.release(reserved, stopping);
             None
         }
         reserved => reserved,

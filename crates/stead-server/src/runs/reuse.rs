@@ -25,6 +25,7 @@
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
 use stead_core::identity::{self, StartIdentity};
@@ -34,6 +35,10 @@ use super::watch::Pidfd;
 
 /// The most monitors waiting for a run at once; more than this are let go.
 const MOST_IDLE: usize = 8;
+/// How much of its wait a monitor must have left to be reserved for an admission: the
+/// admission's commit must come before the monitor gives up on its offer, or the run is
+/// marked for a monitor that never takes it.
+const RESERVE_MARGIN: Duration = Duration::from_millis(250);
 
 /// A monitor's link as this server holds it: the process at its other end.
 #[derive(Debug)]
@@ -99,6 +104,8 @@ struct Idle {
     give: oneshot::Sender<serde_json::Value>,
     /// Its start identity, when it takes marked runs.
     marked_for: Option<StartIdentity>,
+    /// When its offer runs out.
+    until: Instant,
 }
 
 /// A monitor's offer, taken: what it waits on, and how to withdraw it.
@@ -168,10 +175,16 @@ impl Monitors {
         }
     }
 
-    /// The monitor at `link`, done with `after`, offers to take another run; it takes
-    /// runs marked for it when `takes_marked`. `None`: it is not taken (too many wait,
-    /// or `after` was not its run), and exits.
-    pub fn offer(&self, link: &Link, after: i64, takes_marked: bool) -> Option<Offer> {
+    /// The monitor at `link`, done with `after`, offers to take another run until
+    /// `until`; it takes runs marked for it when `takes_marked`. `None`: it is not taken
+    /// (too many wait, or `after` was not its run), and exits.
+    pub fn offer(
+        &self,
+        link: &Link,
+        after: i64,
+        takes_marked: bool,
+        until: Instant,
+    ) -> Option<Offer> {
         let marked_for = takes_marked.then(|| link.identity()).flatten();
         let mut books = self.books();
         let held = books.held.get_mut(&link.pid)?;
@@ -192,6 +205,7 @@ impl Monitors {
             pidfd,
             give,
             marked_for,
+            until,
         });
         Some(Offer { token, taken })
     }
@@ -231,13 +245,18 @@ impl Monitors {
     }
 
     /// Takes the live monitor that offered itself last among those that take marked
-    /// runs, for a run about to be admitted: the admission marks the run running for it
-    /// ([`Reserved::taker`]), and the run is then [`handed`](Self::hand_reserved) to it,
-    /// or the monitor [`released`](Self::release).
+    /// runs and have [`RESERVE_MARGIN`] of their wait left, for a run about to be
+    /// admitted: the admission marks the run running for it ([`Reserved::taker`]), and
+    /// the run is then [`handed`](Self::hand_reserved) to it, or the monitor
+    /// [`released`](Self::release).
     pub fn reserve(&self) -> Option<Reserved> {
         let mut books = self.books();
+        let soonest = Instant::now() + RESERVE_MARGIN;
         loop {
-            let at = books.idle.iter().rposition(|i| i.marked_for.is_some())?;
+            let at = books
+                .idle
+                .iter()
+                .rposition(|i| i.marked_for.is_some() && i.until > soonest)?;
             let idle = books.idle.remove(at);
             if exited(&idle.pidfd) {
                 books.held.remove(&idle.pid);
@@ -250,8 +269,9 @@ impl Monitors {
 
     /// Hands `run_id`, admitted marked for the `reserved` monitor, to it with `start`,
     /// then sends it the signals held for the run meanwhile. The monitor's pid and pidfd,
-    /// to watch it by; `Err` with them when it gave up its wait first (its link closed):
-    /// it never takes the run, and the run is settled when it is gone.
+    /// to watch it by; `Err` with them when nothing waits on its offer any more (its link
+    /// is no longer served): it never takes the run, and the run is settled when it is
+    /// gone.
     pub fn hand_reserved(
         &self,
         reserved: Reserved,
@@ -275,14 +295,18 @@ impl Monitors {
         Ok((idle.pid, idle.pidfd))
     }
 
-    /// A reserved monitor whose run was admitted but not to start now (skipped, or
-    /// waiting its turn): it waits for a run again. (One whose admission failed is let go
-    /// instead: dropped, it exits.)
-    pub fn release(&self, reserved: Reserved) {
+    /// A reserved monitor whose run was not marked for it (skipped, waiting its turn, or
+    /// refused): it waits for a run again, unless its offer ran out meanwhile or the
+    /// server `stopping` sends it away; it is then let go, answered with no run, and
+    /// exits. (One whose admission failed in a commit of unknown outcome is dropped
+    /// instead: it exits at once.)
+    pub fn release(&self, reserved: Reserved, stopping: bool) {
         let Reserved(idle) = reserved;
         let mut books = self.books();
         books.held.insert(idle.pid, Held::Waiting);
-        books.idle.push(idle);
+        if !stopping && Instant::now() < idle.until {
+            books.idle.push(idle);
+        }
     }
 }
 
@@ -367,6 +391,11 @@ mod tests {
     /// A signal that leaves the stand-in process as it is.
     const HARMLESS: Signal = Signal::CONT;
 
+    /// When an offer runs out that waits longer than any test.
+    fn later() -> Instant {
+        Instant::now() + Duration::from_secs(60)
+    }
+
     #[tokio::test]
     async fn a_signal_reaches_a_monitor_only_while_the_run_is_its_own() {
         let process = Process::start();
@@ -374,8 +403,8 @@ mod tests {
         assert_eq!(monitors.signal_for(link.pid, 1, HARMLESS), Some(true));
         assert_eq!(monitors.signal_for(link.pid, 2, HARMLESS), None);
         // Offered for a run that is not its own: refused, and its books unchanged.
-        assert!(monitors.offer(&link, 2, false).is_none());
-        let mut offer = monitors.offer(&link, 1, false).expect("offered");
+        assert!(monitors.offer(&link, 2, false, later()).is_none());
+        let mut offer = monitors.offer(&link, 1, false, later()).expect("offered");
         assert_eq!(monitors.signal_for(link.pid, 1, HARMLESS), None, "waiting");
         let start = serde_json::json!({"run": 7});
         let (pid, _pidfd) = monitors.hand(7, &start).expect("handed over");
@@ -388,7 +417,7 @@ mod tests {
         monitors.ended(link.pid, 7);
         assert_eq!(monitors.signal_for(link.pid, 7, HARMLESS), None, "ended");
         assert!(
-            monitors.offer(&link, 7, false).is_some(),
+            monitors.offer(&link, 7, false, later()).is_some(),
             "offered after its end"
         );
         // A monitor not on the books (adopted) is signalled as it always was.
@@ -400,7 +429,7 @@ mod tests {
     async fn a_cancel_of_a_run_marked_for_a_reserved_monitor_reaches_it_once_handed_over() {
         let mut process = Process::start();
         let (link, monitors) = process.linked();
-        let mut offer = monitors.offer(&link, 1, true).expect("offered");
+        let mut offer = monitors.offer(&link, 1, true, later()).expect("offered");
         let reserved = monitors.reserve().expect("reserved");
         let (pid, identity) = reserved.taker();
         assert_eq!(pid, link.pid);
@@ -412,8 +441,9 @@ mod tests {
         assert!(!monitors.withdraw(offer.token), "reserved, not withdrawn");
         // A cancel of run 5, marked for it in a commit that ended before the hand-over.
         assert_eq!(monitors.signal_for(pid, 5, Signal::USR1), Some(true));
-        assert!(
-            process.0.try_wait().unwrap().is_none(),
+        assert_eq!(
+            monitors.books().held.get(&pid),
+            Some(&Held::Reserved(vec![(5, Signal::USR1)])),
             "held until handed over"
         );
         let start = serde_json::json!({"run": 5});
@@ -431,9 +461,9 @@ mod tests {
     async fn a_monitor_released_or_unable_to_take_marked_runs_is_handed_runs_as_before() {
         let process = Process::start();
         let (link, monitors) = process.linked();
-        let mut offer = monitors.offer(&link, 1, true).expect("offered");
+        let mut offer = monitors.offer(&link, 1, true, later()).expect("offered");
         let reserved = monitors.reserve().expect("reserved");
-        monitors.release(reserved);
+        monitors.release(reserved, false);
         assert!(
             monitors.hand(2, &serde_json::json!({"run": 2})).is_some(),
             "waits again"
@@ -443,9 +473,38 @@ mod tests {
             serde_json::json!({"run": 2})
         );
         // A monitor that did not say it takes marked runs is never reserved.
-        let _offer = monitors.offer(&link, 2, false).expect("offered");
+        let _offer = monitors.offer(&link, 2, false, later()).expect("offered");
         assert!(monitors.reserve().is_none());
         assert!(monitors.hand(3, &serde_json::json!({})).is_some());
+    }
+
+    #[tokio::test]
+    async fn a_monitor_about_to_give_up_is_not_reserved_and_one_released_late_is_let_go() {
+        let process = Process::start();
+        let (link, monitors) = process.linked();
+        let soon = Instant::now() + RESERVE_MARGIN / 2;
+        let _offer = monitors.offer(&link, 1, true, soon).expect("offered");
+        assert!(monitors.reserve().is_none(), "too little of its wait left");
+        assert!(
+            monitors.hand(2, &serde_json::json!({})).is_some(),
+            "unmarked"
+        );
+        // Reserved in time, released once its offer ran out: answered with no run.
+        monitors.ended(link.pid, 2);
+        let until = Instant::now() + RESERVE_MARGIN * 2;
+        let offer = monitors.offer(&link, 2, true, until).expect("offered");
+        let reserved = monitors.reserve().expect("reserved");
+        tokio::time::sleep_until(until.into()).await;
+        monitors.release(reserved, false);
+        assert!(offer.taken.await.is_err(), "let go");
+        assert!(monitors.hand(3, &serde_json::json!({})).is_none());
+        // Released by a stopping server: let go however much of its wait is left.
+        monitors.gone(link.pid);
+        monitors.linked(link.pid, 4);
+        let offer = monitors.offer(&link, 4, true, later()).expect("offered");
+        let reserved = monitors.reserve().expect("reserved");
+        monitors.release(reserved, true);
+        assert!(offer.taken.await.is_err(), "let go");
     }
 
     #[tokio::test]
@@ -455,8 +514,12 @@ mod tests {
         let monitors = Monitors::default();
         monitors.linked(alive_link.pid, 1);
         monitors.linked(dead_link.pid, 2);
-        let _alive_offer = monitors.offer(&alive_link, 1, true).expect("offered");
-        let _dead_offer = monitors.offer(&dead_link, 2, true).expect("offered");
+        let _alive_offer = monitors
+            .offer(&alive_link, 1, true, later())
+            .expect("offered");
+        let _dead_offer = monitors
+            .offer(&dead_link, 2, true, later())
+            .expect("offered");
         dead.end();
         // The dead one offered itself last, and is skipped.
         let (pid, _) = monitors
@@ -473,7 +536,7 @@ mod tests {
     async fn an_offer_withdrawn_takes_nothing() {
         let process = Process::start();
         let (link, monitors) = process.linked();
-        let offer = monitors.offer(&link, 1, false).expect("offered");
+        let offer = monitors.offer(&link, 1, false, later()).expect("offered");
         assert!(monitors.withdraw(offer.token));
         assert!(monitors.hand(2, &serde_json::json!({})).is_none());
     }

@@ -19,6 +19,14 @@ fn on_demand(job: &StoredJob) -> NewRun {
     new_run(job, Trigger::OnDemand, None)
 }
 
+/// An on-demand run written waiting for its turn (a limit on runs at once).
+fn waiting_its_turn(job: &StoredJob) -> NewRun {
+    NewRun {
+        waiting: true,
+        ..on_demand(job)
+    }
+}
+
 fn job_plan(_: &StoredJob, _: &NewRun, id: i64, log: &Path, key: &str) -> MonitorPlan {
     plan(id, log, key)
 }
@@ -145,9 +153,9 @@ pub(super) fn an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_c
     let forbid = l.job("s", Concurrency::Forbid);
     let busy = l.queue(&forbid);
     let identity = me();
-    let taken_by_77 = |job| RunWrite::Admit {
+    let taken_by_77 = |job, new: &'static dyn Fn(&StoredJob) -> NewRun| RunWrite::Admit {
         job,
-        new: &on_demand,
+        new,
         log_dir: logs(),
         plan: &job_plan,
         epoch: l.epoch,
@@ -155,13 +163,17 @@ pub(super) fn an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_c
     };
     let answers = l
         .store
-        .write_runs(&[taken_by_77("a"), taken_by_77("s")])
+        .write_runs(&[
+            taken_by_77("a", &on_demand),
+            taken_by_77("s", &on_demand),
+            taken_by_77("a", &waiting_its_turn),
+        ])
         .unwrap();
     let admitted = |i: usize| match &answers[i] {
         Ok(RunWritten::Admitted(a)) => a.clone(),
         other => panic!("{other:?}"),
     };
-    let (taken, skipped) = (admitted(0), admitted(1));
+    let (taken, skipped, waits) = (admitted(0), admitted(1), admitted(2));
     assert_eq!(taken.run.status, RunStatus::Running, "answered as marked");
     assert_eq!(taken.run.monitor_pid, Some(77));
     assert!(taken.run.started_at.is_some());
@@ -169,6 +181,12 @@ pub(super) fn an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_c
     // A run that does not start now is not marked for anyone.
     assert_eq!(skipped.run.status, RunStatus::Skipped);
     assert_eq!(l.status(busy), RunStatus::Queued);
+    assert_eq!(
+        waits.run.status,
+        RunStatus::Queued,
+        "written waiting its turn"
+    );
+    assert_eq!(waits.run.monitor_pid, None);
     // Committed as one: another handle reads the row running, with the monitor's
     // identity, so a server coming back finds the run's monitor as its own mark would
     // have left it.
