@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use jiff::Timestamp;
 use stead_core::identity;
 use stead_core::records::ActiveRun;
 use stead_core::runs::DEFAULT_KILL_GRACE_MS;
@@ -29,6 +30,16 @@ pub(super) fn signal_cancel(shared: &Shared, run: &ActiveRun) -> bool {
             .signal_for(*pid, run.id, rustix::process::Signal::USR1)
             .unwrap_or(true),
         _ => false,
+    }
+}
+
+/// How a run cut for `why` (its monitor gone, its machine rebooted) ends: `interrupted`,
+/// owed and resumed; but `cancelled` when its cancel was asked for, as was asked: a
+/// monitor that died before it could record the cancel must not have the run resumed.
+pub(super) fn cut_end(cancel_requested: bool, why: &str, now: Timestamp) -> RunEnd {
+    match cancel_requested {
+        true => RunEnd::with_reason(RunStatus::Cancelled, format!("cancelled: {why}"), now),
+        false => RunEnd::with_reason(RunStatus::Interrupted, format!("interrupted: {why}"), now),
     }
 }
 

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use stead_core::identity;
-use stead_core::runs::RunEnd;
 use stead_protocol::RunStatus;
 use tracing::{error, info};
 
+use super::cancel::cut_end;
 use super::watch::{ProcessWatch, watch_monitor};
 use crate::ledger::blocking;
 use crate::shared::Shared;
@@ -61,17 +61,13 @@ async fn pass(shared: &Arc<Shared>, only: Option<BTreeSet<i64>>) -> Vec<(i64, Ti
             .filter(|r| !r.waiting)
             .filter(|r| only.as_ref().is_none_or(|ids| ids.contains(&r.id)))
         {
-            let reason = match (&run.monitor, run.status) {
-                _ if run.boot_id != boot => {
-                    "interrupted: the machine rebooted while it ran".to_string()
-                }
+            let why = match (&run.monitor, run.status) {
+                _ if run.boot_id != boot => "the machine rebooted while it ran".to_string(),
                 (Some((pid, identity)), _) if identity::is_alive(*pid, identity) => {
                     adopted.push((run.id, *pid, identity.clone()));
                     continue;
                 }
-                (Some((pid, _)), _) => {
-                    format!("interrupted: its monitor (pid {pid}) is gone")
-                }
+                (Some((pid, _)), _) => format!("its monitor (pid {pid}) is gone"),
                 (None, RunStatus::Queued)
                     if only.is_none()
                         && let Some(judged) = run
@@ -82,15 +78,12 @@ async fn pass(shared: &Arc<Shared>, only: Option<BTreeSet<i64>>) -> Vec<(i64, Ti
                     later.push((run.id, judged));
                     continue;
                 }
-                (None, _) => {
-                    "interrupted: the server stopped before the run's monitor started".to_string()
-                }
+                (None, _) => "the server stopped before the run's monitor started".to_string(),
             };
+            let end = cut_end(run.cancel_requested, &why, now);
+            let reason = end.reason.as_deref().unwrap_or_default();
             info!(run = run.id, job = %run.job, %reason, "reconciled a cut run");
-            cut.push((
-                run.id,
-                RunEnd::with_reason(RunStatus::Interrupted, reason, now),
-            ));
+            cut.push((run.id, end));
         }
         // One transaction for all of them: a server that comes back to many cut runs
         // answers after one commit, not one per run.

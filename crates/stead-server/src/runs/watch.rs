@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stead_core::identity::{self, StartIdentity};
-use stead_core::runs::RunEnd;
 use stead_protocol::RunStatus;
 use tracing::{error, info, warn};
 
+use super::cancel::cut_end;
 use crate::ledger::blocking;
 use crate::shared::Shared;
 
@@ -57,28 +57,27 @@ pub fn watch_registered(
             if run.status.is_terminal() {
                 return Ok(Exited::Ended(run.status, false));
             }
-            if run.monitor_pid.is_some_and(|marked| marked != pid) {
+            let active = s
+                .world
+                .store
+                .runs_active(&machine)?
+                .into_iter()
+                .find(|r| r.id == run_id);
+            if run.monitor_pid.is_some_and(|marked| marked != pid)
+                && let Some((other, identity)) = active.as_ref().and_then(|r| r.monitor.clone())
+            {
                 // Another monitor marked it: one the spawner forked after this server
                 // gave up on its answer and started this one instead, which then found
                 // the run taken. That one is the run's, and is watched in its place.
-                let other = s
-                    .world
-                    .store
-                    .runs_active(&machine)?
-                    .into_iter()
-                    .find(|r| r.id == run_id)
-                    .and_then(|r| r.monitor);
-                if let Some((other, identity)) = other {
-                    return Ok(Exited::NotTheRuns(other, identity));
-                }
+                return Ok(Exited::NotTheRuns(other, identity));
             }
-            let end = RunEnd::with_reason(
-                RunStatus::Interrupted,
-                format!("interrupted: its monitor (pid {pid}) exited without recording an outcome"),
+            let end = cut_end(
+                active.is_some_and(|r| r.cancel_requested),
+                &format!("its monitor (pid {pid}) exited without recording an outcome"),
                 s.world.clock.now(),
             );
             let settled = s.world.store.run_settle(run_id, &end, epoch)?;
-            Ok(Exited::Ended(RunStatus::Interrupted, settled))
+            Ok(Exited::Ended(end.status, settled))
         })
         .await;
         match ended {

@@ -70,6 +70,28 @@ fn a_run_whose_monitor_dies_is_interrupted_and_resumed_once_with_its_trigger_and
 }
 
 #[test]
+fn a_run_whose_monitor_dies_before_recording_its_cancel_ends_cancelled_and_is_not_owed() {
+    let dir = dir_resuming_at_once();
+    add_job(&dir, "journal", &[], &blocks_first(&dir, "journal"));
+    let id = json(&dir, &["run", "journal"])["id"].as_i64().unwrap();
+    wait_until("the first attempt started", || started(&dir, "journal"));
+    let monitor = monitor_of(&wait_status(&dir, id, "running"));
+    // Frozen, the monitor cannot act on the cancel its server sends it; killed, it never
+    // will: the cancel was asked for all the same.
+    signal(monitor, libc::SIGSTOP);
+    let asked = dir.run(&["cancel", &id.to_string()]);
+    kill_monitor_and_group(monitor);
+    let run = wait_status(&dir, id, "cancelled");
+    let asked = String::from_utf8_lossy(&asked.stderr);
+    let reason = run["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("cancelled: its monitor"),
+        "{run}\n{asked}"
+    );
+    assert!(run["resolution"].is_null(), "{run}");
+}
+
+#[test]
 fn a_resume_that_is_cut_too_is_not_resumed_again() {
     let dir = dir_resuming_at_once();
     let script = format!(
