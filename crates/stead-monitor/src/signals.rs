@@ -33,6 +33,8 @@ static WRITE_FD: AtomicI32 = AtomicI32::new(-1);
 pub struct SignalPipe {
     read: PipeReader,
     write: PipeWriter,
+    /// Records looked at and put back, ahead of those in the pipe (which came later).
+    kept: Vec<Received>,
 }
 
 impl SignalPipe {
@@ -44,7 +46,11 @@ impl SignalPipe {
         // A full pipe must drop a byte rather than block the handler (and the monitor).
         rustix::io::ioctl_fionbio(&write, true)?;
         WRITE_FD.store(write.as_raw_fd(), Ordering::SeqCst);
-        let pipe = Self { read, write };
+        let pipe = Self {
+            read,
+            write,
+            kept: Vec::new(),
+        };
         // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, which initialises
         // it; each call is given a valid signal number.
         unsafe {
@@ -100,16 +106,22 @@ impl SignalPipe {
         self.received().into_iter().map(|r| r.signal).collect()
     }
 
-    /// The signals received since the last call, as their handler recorded them.
+    /// The signals received since the last call, as their handler recorded them, oldest
+    /// first.
     fn received(&mut self) -> Vec<Received> {
         // Whole records only: the handler writes each in one write, which a pipe keeps
         // whole (it is far below PIPE_BUF), and reads of a multiple of its size split none.
         let mut buf = [0u8; RECORD * 64];
-        let mut got = Vec::new();
+        let mut got = std::mem::take(&mut self.kept);
         loop {
             match self.read.read(&mut buf) {
                 Ok(0) => break,
-                Ok(n) => got.extend(buf[..n].chunks_exact(RECORD).map(Received::from_bytes)),
+                Ok(n) => got.extend(
+                    buf[..n]
+                        .chunks_exact(RECORD)
+                        .map(Received::from_bytes)
+                        .filter(|r| r.signal != WAKE),
+                ),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // WouldBlock: drained.
                 Err(_) => break,
@@ -145,13 +157,26 @@ impl SignalPipe {
         !kept.iter().any(Received::is_stop)
     }
 
-    /// Puts `records` back in the pipe, for the next look.
-    fn put_back(&self, records: &[Received]) {
-        let bytes: Vec<u8> = records.iter().flat_map(|r| r.to_bytes()).collect();
-        // Cannot fail short of a full pipe, and a pipe of a few records is not full.
-        let _ = (&self.write).write_all(&bytes);
+    /// Puts `records`, just looked at, back for the next look: ahead of any signal that
+    /// came since (written back into the pipe, they would go behind it, and a stop that
+    /// came after a cancel would be taken first). The pipe is woken, so whoever polls it
+    /// looks again.
+    fn put_back(&mut self, records: &[Received]) {
+        if records.is_empty() {
+            return;
+        }
+        self.kept.splice(0..0, records.iter().copied());
+        let wake = Received {
+            signal: WAKE,
+            run: None,
+        };
+        // Cannot fail short of a full pipe, and then the pipe is readable anyway.
+        let _ = (&self.write).write_all(&wake.to_bytes());
     }
 }
+
+/// The record [`SignalPipe::put_back`] writes to wake the pipe: no signal has number 0.
+const WAKE: libc::c_int = 0;
 
 /// The size of a signal's record in the pipe: its number, and the run id a queued cancel
 /// carries (0: none).
@@ -341,5 +366,30 @@ mod tests {
         pipe.put_back(&got);
         assert!(!pipe.drop_cancels(None), "a stop is pending");
         assert_eq!(pipe.take(), [libc::SIGTERM]);
+    }
+
+    #[test]
+    fn signals_put_back_stay_ahead_of_those_that_came_meanwhile() {
+        let mut pipe = SignalPipe::install().expect("installed");
+        let cancel = sent(&mut pipe, || queue_cancel(7));
+        // A stop that lands between a look and the put-back of what it saw.
+        kill_self(libc::SIGTERM);
+        let mut fds = [rustix::event::PollFd::new(
+            &pipe.read,
+            rustix::event::PollFlags::IN,
+        )];
+        let ten_seconds = rustix::event::Timespec {
+            tv_sec: 10,
+            tv_nsec: 0,
+        };
+        assert_eq!(
+            rustix::event::poll(&mut fds, Some(&ten_seconds)).expect("poll"),
+            1,
+            "the stop came"
+        );
+        pipe.put_back(&[cancel]);
+        assert_eq!(pipe.take(), [libc::SIGUSR1, libc::SIGTERM], "in order");
+        // Nothing is left, and the pipe was woken for nothing more.
+        assert!(pipe.take().is_empty());
     }
 }
