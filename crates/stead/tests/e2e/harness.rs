@@ -1,6 +1,8 @@
 //! A temporary state directory with short timings, a builder for `stead` commands in it,
 //! and a guard that kills every process tied to the directory when the test ends, even
-//! when it fails.
+//! when it fails. A test killed outright (at its time limit) never runs its guard: the
+//! directories are named after the test process that owns them, and the next test's
+//! first one ends what a dead owner left ([`sweep_orphans`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -54,10 +56,7 @@ enum Wrap {
 
 impl StateDir {
     pub fn new() -> Self {
-        let tmp = tempfile::Builder::new()
-            .prefix("stead-e2e.")
-            .tempdir_in("/tmp")
-            .expect("temp dir");
+        let tmp = temp_dir();
         // A directory stead creates itself, as on a fresh machine.
         let path = tmp.path().canonicalize().unwrap().join("state");
         Self::at(tmp, path)
@@ -66,10 +65,7 @@ impl StateDir {
     /// A state directory on a file system of its own of `size` (`6m`): a disk a test can
     /// fill. Needs root.
     pub fn on_tmpfs(size: &str) -> Self {
-        let tmp = tempfile::Builder::new()
-            .prefix("stead-e2e.")
-            .tempdir_in("/tmp")
-            .expect("temp dir");
+        let tmp = temp_dir();
         let disk = tmp.path().canonicalize().unwrap().join("disk");
         std::fs::create_dir(&disk).unwrap();
         let out = Command::new("mount")
@@ -101,10 +97,7 @@ impl StateDir {
 
     /// A state directory whose path is too long for a unix socket.
     pub fn with_long_path() -> Self {
-        let tmp = tempfile::Builder::new()
-            .prefix("stead-e2e.")
-            .tempdir_in("/tmp")
-            .expect("temp dir");
+        let tmp = temp_dir();
         let path = tmp
             .path()
             .canonicalize()
@@ -278,32 +271,98 @@ impl StateDir {
 
 impl Drop for StateDir {
     fn drop(&mut self) {
-        // Servers die at once; monitors get SIGTERM, on which they take their run's
-        // whole process group down with them, then anything left is killed.
-        for (pid, argv) in pids_matching(&self.path) {
-            let monitor = argv.iter().any(|a| a == "monitor");
-            signal(
-                pid,
-                if monitor {
-                    libc::SIGTERM
-                } else {
-                    libc::SIGKILL
-                },
-            );
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !pids_matching(&self.path).is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        for (pid, _) in pids_matching(&self.path) {
-            signal(pid, libc::SIGKILL);
-        }
+        end_processes_of(&self.path);
     }
 }
 
-/// Processes (not zombies) whose command line names `dir`.
+/// Ends every process whose command line names `dir` (or a path under it): servers die
+/// at once; monitors get SIGTERM, on which they take their run's whole process group down
+/// with them, then anything left is killed.
+fn end_processes_of(dir: &Path) {
+    for (pid, argv) in pids_matching(dir) {
+        let monitor = argv.iter().any(|a| a == "monitor");
+        signal(
+            pid,
+            if monitor {
+                libc::SIGTERM
+            } else {
+                libc::SIGKILL
+            },
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pids_matching(dir).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (pid, _) in pids_matching(dir) {
+        signal(pid, libc::SIGKILL);
+    }
+}
+
+/// How the temporary directories of these tests are named: `stead-e2e.PID.START.` and a
+/// random part, PID and START (its start time) naming the test process that owns it.
+const TEMP_PREFIX: &str = "stead-e2e.";
+
+/// A temporary directory in `/tmp` owned by this test process; the first one a process
+/// makes sweeps the directories of dead owners first.
+fn temp_dir() -> tempfile::TempDir {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(sweep_orphans);
+    let me = std::process::id();
+    let start = start_time(me).expect("this process's start time");
+    tempfile::Builder::new()
+        .prefix(&format!("{TEMP_PREFIX}{me}.{start}."))
+        .tempdir_in("/tmp")
+        .expect("temp dir")
+}
+
+/// When the process `pid` started (clock ticks after boot), which tells it from a later
+/// process given the same pid.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields = &stat[stat.rfind(')')? + 1..];
+    // The fields after the command's name start at the third, the state; the start time
+    // is the twenty-second.
+    fields.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Ends the processes of, and removes, every temporary directory whose owning test
+/// process is gone without its guard having run (killed at its time limit): its servers
+/// would live on through the rest of the run, and past it.
+pub fn sweep_orphans() {
+    let Ok(entries) = std::fs::read_dir("/tmp") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name.to_str().and_then(|n| n.strip_prefix(TEMP_PREFIX)) else {
+            continue;
+        };
+        let mut parts = owner.split('.');
+        let pid = parts.next().and_then(|p| p.parse::<u32>().ok());
+        let start = parts.next().and_then(|s| s.parse::<u64>().ok());
+        let (Some(pid), Some(start)) = (pid, start) else {
+            continue;
+        };
+        if start_time(pid) == Some(start) && !is_zombie(pid) {
+            continue;
+        }
+        let Ok(root) = entry.path().canonicalize() else {
+            continue;
+        };
+        end_processes_of(&root);
+        let disk = root.join("disk");
+        if disk.is_dir() {
+            drop(Tmpfs(disk));
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
+
+/// Processes (not zombies) whose command line names `dir`, or a path under it.
 fn pids_matching(dir: &Path) -> Vec<(u32, Vec<String>)> {
     let needle = dir.to_string_lossy().to_string();
+    let under = format!("{needle}/");
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return found;
@@ -324,7 +383,7 @@ fn pids_matching(dir: &Path) -> Vec<(u32, Vec<String>)> {
             .filter(|a| !a.is_empty())
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        if argv.iter().any(|a| a == &needle) && !is_zombie(pid) {
+        if argv.iter().any(|a| a == &needle || a.starts_with(&under)) && !is_zombie(pid) {
             found.push((pid, argv));
         }
     }
@@ -579,4 +638,34 @@ pub fn within(mut cmd: std::process::Command, patience: Duration) -> std::proces
         stdout: std::fs::read(&out).unwrap(),
         stderr: std::fs::read(&err).unwrap(),
     }
+}
+
+/// A test killed at its time limit never runs its guard: the next test process's first
+/// state directory ends the servers the dead one left, and removes its directory.
+#[test]
+fn a_state_directory_whose_test_died_is_swept_by_the_next_test() {
+    // A test process that is gone: a pid with the start time it had.
+    let mut gone = Command::new("true")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("true runs");
+    let pid = gone.id();
+    let start = start_time(pid);
+    gone.wait().expect("reaped");
+    let start = start.expect("read while it was a zombie");
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("{TEMP_PREFIX}{pid}.{start}."))
+        .tempdir_in("/tmp")
+        .expect("temp dir");
+    let root = tmp.path().canonicalize().unwrap();
+    // Guarded all the same: should the sweep fail, this test's own guard ends the server.
+    let dir = StateDir::at(tmp, root.join("state"));
+    let server = dir.status()["pid"].as_u64().unwrap() as u32;
+    // This process's own directory survives the sweep.
+    let mine = StateDir::new();
+    std::fs::write(mine.root().join("kept"), "").unwrap();
+    sweep_orphans();
+    assert!(!is_alive(server), "the dead test's server was ended");
+    assert!(!root.exists(), "the dead test's directory was removed");
+    assert!(mine.root().join("kept").exists());
 }
