@@ -90,7 +90,13 @@ fn a_failure_reaches_the_receiver_and_a_cut_run_sends_no_failure() {
             .starts_with("application/json")
     );
     assert!(delivery.header("X-Stead-Signature").is_none());
-    let ops = notifier(&dir, "ops");
+    // The server records the delivery once the receiver's answer is back, a moment after
+    // the receiver has the event.
+    let mut ops = Value::Null;
+    wait_until("the delivery is recorded", || {
+        ops = notifier(&dir, "ops");
+        ops["delivered"] != 0
+    });
     assert_eq!(
         (ops["pending"].clone(), ops["delivered"].clone()),
         (0.into(), 1.into())
