@@ -51,7 +51,26 @@ pub enum Write {
     End(i64, RunEnd),
 }
 
-type Reply = oneshot::Sender<Result<RunWritten, ErrorBody>>;
+type Reply = oneshot::Sender<Result<RunWritten, Unwritten>>;
+
+/// Why a write was not written.
+#[derive(Debug)]
+pub enum Unwritten {
+    /// Refused on its own (no such job, fenced...), its savepoint rolled back: nothing
+    /// of it is on the ledger.
+    Refused(ErrorBody),
+    /// Its transaction failed as a whole, or was abandoned: it may have committed all the
+    /// same (a connection lost during COMMIT).
+    Failed(ErrorBody),
+}
+
+impl From<Unwritten> for ErrorBody {
+    fn from(unwritten: Unwritten) -> Self {
+        match unwritten {
+            Unwritten::Refused(body) | Unwritten::Failed(body) => body,
+        }
+    }
+}
 
 /// Writes waiting for the next commit; see the module docs.
 #[derive(Default)]
@@ -82,6 +101,14 @@ impl Group {
 
     /// Writes `write` with whatever else is pending.
     pub async fn write(shared: &Arc<Shared>, write: Write) -> Result<RunWritten, ErrorBody> {
+        Ok(Self::write_telling(shared, write).await?)
+    }
+
+    /// [`Group::write`], telling a write refused on its own from one whose commit failed.
+    pub async fn write_telling(
+        shared: &Arc<Shared>,
+        write: Write,
+    ) -> Result<RunWritten, Unwritten> {
         let (reply, answer) = oneshot::channel();
         let (lead, time) = {
             let mut state = shared.writes.state();
@@ -100,10 +127,10 @@ impl Group {
             tokio::spawn(ends_alone(shared.clone()));
         }
         answer.await.unwrap_or_else(|_| {
-            Err(ErrorBody::new(
+            Err(Unwritten::Failed(ErrorBody::new(
                 ErrorCode::Internal,
                 "the commit carrying this write was abandoned",
-            ))
+            )))
         })
     }
 }
@@ -148,12 +175,12 @@ async fn commit_all(shared: Arc<Shared>) {
         match blocking(&shared, move |s| commit(s, &writes)).await {
             Ok(answers) => {
                 for (reply, answer) in replies.into_iter().zip(answers) {
-                    let _ = reply.send(answer.map_err(store_error));
+                    let _ = reply.send(answer.map_err(|e| Unwritten::Refused(store_error(e))));
                 }
             }
             Err(e) => {
                 for reply in replies {
-                    let _ = reply.send(Err(e.clone()));
+                    let _ = reply.send(Err(Unwritten::Failed(e.clone())));
                 }
             }
         }

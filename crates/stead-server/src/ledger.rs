@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use stead_core::records::ActiveRun;
 use stead_protocol::limits::MAX_RUN_LIST;
 use stead_protocol::{ErrorBody, ErrorCode, Run, RunFilter, RunStatus};
 use stead_store::{Cluster, Store, StoreError};
@@ -32,6 +33,16 @@ pub fn store_error(e: StoreError) -> ErrorBody {
         _ => ErrorCode::StoreUnavailable,
     };
     ErrorBody::new(code, e.to_string())
+}
+
+/// The run `id` among `machine`'s runs in flight, with what only those rows carry (its
+/// monitor's identity, whether its cancel was asked for); `None` once it has ended.
+pub fn active_run(
+    store: &Arc<dyn Store>,
+    machine: &str,
+    id: i64,
+) -> Result<Option<ActiveRun>, StoreError> {
+    Ok(store.runs_active(machine)?.into_iter().find(|r| r.id == id))
 }
 
 /// Every run queued or running, on any host, newest first.

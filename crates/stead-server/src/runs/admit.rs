@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use stead_core::records::{Admission, Fence, NewRun, StoredJob};
-use stead_protocol::{ErrorBody, ErrorCode, Run, RunParams, RunStatus, Trigger};
+use stead_protocol::{ErrorBody, Run, RunParams, RunStatus, Trigger};
 use stead_store::{RunWritten, StoreError};
 use tracing::info;
 
@@ -13,7 +13,7 @@ use super::cancel::signal_cancel;
 use super::plan::plan_for;
 use super::reuse::Reserved;
 use super::spawn::{hand_marked, launch};
-use crate::group::{Group, Write};
+use crate::group::{Group, Unwritten, Write};
 use crate::ledger::{blocking, store_error};
 use crate::shared::Shared;
 
@@ -60,7 +60,7 @@ pub async fn start_now(
         let (pid, identity) = r.taker();
         (pid, identity.clone())
     });
-    let written = Group::write(
+    let written = Group::write_telling(
         shared,
         Write::Admit {
             job: name,
@@ -72,22 +72,17 @@ pub async fn start_now(
     let admission = match written {
         Ok(RunWritten::Admitted(admission)) => admission,
         Ok(_) => unreachable!("an admission is answered as one"),
-        Err(e) => {
-            // A refused admission (no such job, bad parameters) wrote nothing: the
-            // reserved monitor waits again. Any other failure may be a commit of unknown
-            // outcome that marked the run for it, and it must then take no other: let go
-            // (dropped), it exits.
-            let refused = matches!(
-                e.code,
-                ErrorCode::NotFound | ErrorCode::InvalidParams | ErrorCode::Conflict
-            );
-            if let Some(reserved) = reserved.filter(|_| refused) {
-                shared
-                    .monitors
-                    .release(reserved, shared.stop.is_cancelled());
+        // A refused admission (no such job, bad parameters) wrote nothing: the reserved
+        // monitor waits again.
+        Err(Unwritten::Refused(e)) => {
+            if let Some(reserved) = reserved {
+                release(shared, reserved);
             }
             return Err(e);
         }
+        // A failed commit may have marked the run for the reserved monitor all the same,
+        // and it must then take no other: let go (dropped), it exits.
+        Err(Unwritten::Failed(e)) => return Err(e),
     };
     let run = admission.run.clone();
     let following = shared.clone();
@@ -164,6 +159,13 @@ fn epoch_of(shared: &Shared, new: &NewRun) -> i64 {
     }
 }
 
+/// Lets a reserved monitor wait for a run again, unless this server is stopping.
+fn release(shared: &Shared, reserved: Reserved) {
+    shared
+        .monitors
+        .release(reserved, shared.stop.is_cancelled());
+}
+
 /// What follows a run's admission: its watchers told, the runs it replaces cancelled,
 /// and its monitor started (or the starter, or the claimers, woken). `reserved`: the
 /// monitor reserved for it, which takes it when the admission marked it running for
@@ -171,8 +173,7 @@ fn epoch_of(shared: &Shared, new: &NewRun) -> i64 {
 async fn follow_admission(shared: &Arc<Shared>, admission: Admission, reserved: Option<Reserved>) {
     let reserved = match reserved {
         Some(reserved) if admission.run.status != RunStatus::Running => {
-            let stopping = shared.stop.is_cancelled();
-            shared.monitors.release(reserved, stopping);
+            release(shared, reserved);
             None
         }
         reserved => reserved,

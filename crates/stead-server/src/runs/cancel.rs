@@ -13,7 +13,7 @@ use stead_store::StoreError;
 use tracing::{info, warn};
 
 use super::wait::wait_terminal;
-use crate::ledger::blocking;
+use crate::ledger::{active_run, blocking};
 use crate::shared::Shared;
 
 /// How long `cancel` waits for the monitor to record the end before answering.
@@ -37,9 +37,10 @@ pub(super) fn signal_cancel(shared: &Shared, run: &ActiveRun) -> bool {
 /// owed and resumed; but `cancelled` when its cancel was asked for, as was asked: a
 /// monitor that died before it could record the cancel must not have the run resumed.
 pub(super) fn cut_end(cancel_requested: bool, why: &str, now: Timestamp) -> RunEnd {
-    match cancel_requested {
-        true => RunEnd::with_reason(RunStatus::Cancelled, format!("cancelled: {why}"), now),
-        false => RunEnd::with_reason(RunStatus::Interrupted, format!("interrupted: {why}"), now),
+    if cancel_requested {
+        RunEnd::with_reason(RunStatus::Cancelled, format!("cancelled: {why}"), now)
+    } else {
+        RunEnd::with_reason(RunStatus::Interrupted, format!("interrupted: {why}"), now)
     }
 }
 
@@ -66,8 +67,7 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
             }
         }
         s.world.store.run_request_cancel(id, now, epoch)?;
-        let active = s.world.store.runs_active(&machine)?;
-        Ok(Ok(active.into_iter().find(|r| r.id == id)))
+        Ok(Ok(active_run(&s.world.store, &machine, id)?))
     })
     .await?;
     let active = match outcome {

@@ -9,7 +9,7 @@ use stead_protocol::RunStatus;
 use tracing::{error, info, warn};
 
 use super::cancel::cut_end;
-use crate::ledger::blocking;
+use crate::ledger::{active_run, blocking};
 use crate::shared::Shared;
 
 /// Watches a monitor until it exits, then settles its run if the monitor could not. A
@@ -57,12 +57,7 @@ pub fn watch_registered(
             if run.status.is_terminal() {
                 return Ok(Exited::Ended(run.status, false));
             }
-            let active = s
-                .world
-                .store
-                .runs_active(&machine)?
-                .into_iter()
-                .find(|r| r.id == run_id);
+            let active = active_run(&s.world.store, &machine, run_id)?;
             if run.monitor_pid.is_some_and(|marked| marked != pid)
                 && let Some((other, identity)) = active.as_ref().and_then(|r| r.monitor.clone())
             {

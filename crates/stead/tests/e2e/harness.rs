@@ -329,7 +329,7 @@ fn start_time(pid: u32) -> Option<u64> {
 /// Ends the processes of, and removes, every temporary directory whose owning test
 /// process is gone without its guard having run (killed at its time limit): its servers
 /// would live on through the rest of the run, and past it.
-pub fn sweep_orphans() {
+fn sweep_orphans() {
     let Ok(entries) = std::fs::read_dir("/tmp") else {
         return;
     };
