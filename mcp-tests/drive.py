@@ -39,12 +39,14 @@ READ_TOOLS = {
     "job_show",
     "runs_list",
     "run_show",
+    "checkpoints",
     "run_wait",
     "run_log",
     "service_list",
     "readiness",
     "gate",
     "hold_list",
+    "sleep_list",
 }
 DESTRUCTIVE = {"job_remove", "run_cancel", "restart"}
 
@@ -181,6 +183,11 @@ async def jobs():
         # Read on from an offset, a few bytes at a time.
         part = ok(await client.call_tool("run_log", {"id": run["id"], "offset": 6, "max_bytes": 5}))
         assert part["text"] == "agent" and part["next_offset"] == 11 and not part["complete"], part
+
+        # A run without checkpoints: its key holds nothing, as the CLI says.
+        held = ok(await client.call_tool("checkpoints", {"id": run["id"]}))
+        assert held["run_id"] == run["id"] and held["checkpoints"] == held["steps"] == [], held
+        assert held == cli("checkpoint", "ls", "--run", str(run["id"])), held
 
         listed = ok(await client.call_tool("runs_list", {"job": "greet", "status": "succeeded"}))
         assert [r["id"] for r in listed] == [run["id"]], listed

@@ -16,6 +16,9 @@
 //   STEAD_JOB_PAUSE   a scheduled job, not paused; it is paused, unpaused and left paused
 //   STEAD_JOB_PAUSED  a job firing every few seconds, paused; it is disabled once checked
 //   STEAD_NOTIFIER    a notifier
+//   STEAD_JOB_STEPS   a job that has run once, completing the steps `fetch` then `upload`
+//                     (`stead step`) and setting the checkpoint `draft`
+//   STEAD_JOB_WAITED  a job that has run once, waiting for the network it never had
 //   STEAD_CHROMIUM    optional, the browser binary (default /usr/bin/chromium)
 //
 // Prints `ok - <step>` per step and `dashboard_latency_ms=<n>` on stdout. Exit status: 0 all
@@ -48,6 +51,8 @@ const QUEUED = env(SCRIPT, 'STEAD_JOB_QUEUED');
 const PAUSE = env(SCRIPT, 'STEAD_JOB_PAUSE');
 const PAUSED = env(SCRIPT, 'STEAD_JOB_PAUSED');
 const NOTIFIER = env(SCRIPT, 'STEAD_NOTIFIER');
+const STEPS = env(SCRIPT, 'STEAD_JOB_STEPS');
+const WAITED = env(SCRIPT, 'STEAD_JOB_WAITED');
 const SHOT_FAILURE = SHOT.endsWith('.png') ? `${SHOT.slice(0, -4)}-failure.png` : `${SHOT}-failure.png`;
 const base = new URL(BASE);
 
@@ -463,6 +468,24 @@ async function run() {
     await clickRunElement(runSel(queued));
     await waitText('#details-h', [`Run #${queued}`]);
     await waitText('#run-fields', ["GREETING='hello world'", "a 'b c'", `a place in queue ${QUEUE}`]);
+  });
+  await step(`a run's details show its steps as segments, in order, and its checkpoint keys`, async () => {
+    const run = (await apiOk('GET', `/api/runs?job=${enc(STEPS)}`))[0];
+    if (!run) throw new Error(`no run of ${STEPS} per the API`);
+    await clickRunElement(runSel(run.id));
+    await waitText('#details-h', [`Run #${run.id}`]);
+    await waitText('#run-steps', ['fetch', 'upload', 'attempt 1', 'draft']);
+    const names = await page.$$eval('#run-steps .steps-bar .step-name', (els) => els.map((e) => e.textContent));
+    if (names.join(',') !== 'fetch,upload') throw new Error(`segments: ${names.join(',')}`);
+    return `run ${run.id}: ${names.join(' → ')}`;
+  });
+  await step(`a run's details show what it waited for and how the wait ended`, async () => {
+    const run = (await apiOk('GET', `/api/runs?job=${enc(WAITED)}`))[0];
+    if (!run || !run.wait_note) throw new Error(`no run of ${WAITED} with a wait per the API: ${JSON.stringify(run)}`);
+    await clickRunElement(runSel(run.id));
+    await waitText('#details-h', [`Run #${run.id}`]);
+    await waitText('#run-fields', ['waited_ms', 'wait_note', run.wait_note]);
+    return `run ${run.id}: ${run.wait_note}`;
   });
   await step(`the queues section lists ${QUEUE}: 1 of 1 running, 1 waiting, and its jobs`, async () => {
     const row = `#queues-table tr[data-queue=${q(QUEUE)}]`;

@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { childWhat, followLink, followers, parentLink } from '../../crates/stead-server/src/http/assets/js/chain.js';
+import { childWhat, followLink, followers, parentLink } from '../../crates/stead-server/src/request/http/assets/js/chain.js';
 
 const run = (id, more = {}) => ({ id, job: 'job', status: 'succeeded', trigger: 'on_demand', parent_id: null, attempt: 1, ...more });
 const loaded = (...runs) => new Map(runs.map((r) => [r.id, r]));

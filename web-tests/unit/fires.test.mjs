@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pausedOver, runSpan, skippedLines } from '../../crates/stead-server/src/http/assets/js/model.js';
+import { pausedOver, runSpan, skippedLines } from '../../crates/stead-server/src/request/http/assets/js/model.js';
 
 const MIN = 60 * 1000;
 const woke = '2026-12-01T10:30:10.000Z';

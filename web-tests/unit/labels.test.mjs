@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { paramsText, quoteArg } from '../../crates/stead-server/src/http/assets/js/labels.js';
+import { paramsText, quoteArg } from '../../crates/stead-server/src/request/http/assets/js/labels.js';
 
 test('quoteArg: plain words bare, anything else in single quotes', () => {
   assert.equal(quoteArg('--epochs=3'), '--epochs=3');

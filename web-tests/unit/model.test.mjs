@@ -17,7 +17,7 @@ import {
   state,
   storeRun,
   upsertRun,
-} from '../../crates/stead-server/src/http/assets/js/model.js';
+} from '../../crates/stead-server/src/request/http/assets/js/model.js';
 
 const run = (id, status, more = {}) => ({ id, job: 'job', status, ...more });
 const ids = (runs) => runs.map((r) => r.id);

@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sseParser } from '../../crates/stead-server/src/http/assets/js/sse.js';
+import { sseParser } from '../../crates/stead-server/src/request/http/assets/js/sse.js';
 
 /** Feeds `chunks` to a fresh parser; answers the [type, data] pairs it dispatched. */
 function parse(chunks) {

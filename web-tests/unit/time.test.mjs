@@ -14,7 +14,7 @@ import {
   relText,
   span,
   splitTimes,
-} from '../../crates/stead-server/src/http/assets/js/time.js';
+} from '../../crates/stead-server/src/request/http/assets/js/time.js';
 
 const S = 1000;
 const MIN = 60 * S;

@@ -248,3 +248,43 @@ pub fn idle(stead: &Stead, pueue: Option<&Pueue>) -> anyhow::Result<(Idle, Optio
             .map(|((s, a), w)| make(s, a, w)),
     ))
 }
+
+/// The idle figure as a user measures it: proportional set size right after a start and
+/// one status call, over every process the daemon keeps (stead: the server, its spawner
+/// of monitors and anything else below it).
+pub struct IdlePss {
+    /// MiB over all the processes.
+    pub total: f64,
+    pub processes: usize,
+}
+
+/// A fresh stead server after its start and one status call, and pueued (already started)
+/// after one status call, in PSS.
+pub fn idle_pss(
+    stead: &Stead,
+    pueue: Option<&Pueue>,
+) -> anyhow::Result<(IdlePss, Option<IdlePss>)> {
+    let dir = stead.dir("pss");
+    let pid = stead.status(&dir, &[])?.pid;
+    stead.status(&dir, &[])?;
+    let of = |pid: u32| -> anyhow::Result<IdlePss> {
+        let pids = proc::with_descendants(pid);
+        let total = pids
+            .iter()
+            .map(|&p| proc::pss_mib(p))
+            .sum::<anyhow::Result<f64>>()?;
+        Ok(IdlePss {
+            total,
+            processes: pids.len(),
+        })
+    };
+    let ours = of(pid)?;
+    let theirs = pueue
+        .map(|p| {
+            p.status()?;
+            of(p.pid())
+        })
+        .transpose()?;
+    stead.stop(&dir)?;
+    Ok((ours, theirs))
+}

@@ -7,9 +7,14 @@
 //!   median and the last command started, beside Debian's cron running as many crontab
 //!   entries at one minute;
 //! - on-demand runs of `true` POSTed one after another through one kept-alive HTTP
-//!   connection, until all have ended, in runs per second;
-//! - the idle server's resident memory beside pueued's, in the same run;
-//! - a warm `stead status --json` beside `pueue status --json`, whole processes.
+//!   connection, until all have ended, in runs per second: [`COLD_POSTS`] to a fresh
+//!   server, then more to the same server, warm;
+//! - the idle server's resident memory beside pueued's, in the same run, and the
+//!   proportional set size of every process each keeps (stead's server and spawner)
+//!   after a start and one status;
+//! - a warm `stead status --json` beside `pueue status --json`, whole processes;
+//! - the size of the programs a user installs (`stead` and `steadd`, `pueue` and
+//!   `pueued`), and with `--clean-build` how long a clean release build of this tree takes.
 //!
 //! Every command the burst runs is `stead-probe`, which appends its start time to a file:
 //! both sides are timed by the same program.
@@ -22,9 +27,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-use crate::figures::{self, Idle, Stats};
-use crate::ledger::Backend;
+use crate::figures::{self, Idle, IdlePss, Stats};
 use crate::pueue::Pueue;
+use crate::raw_ledger::Backend;
 use crate::report::stats;
 use crate::runs::{self, Latency, poll, poll_every};
 use crate::stead::Stead;
@@ -103,11 +108,15 @@ pub struct FloorReport {
     pub latency_pg: Option<Latency>,
     pub burst: Burst,
     pub cron: Option<Burst>,
-    pub http: HttpRuns,
+    pub http: Http,
     pub idle: Idle,
     pub pueue_idle: Option<Idle>,
+    pub pss: IdlePss,
+    pub pueue_pss: Option<IdlePss>,
     pub warm: Stats,
     pub pueue_warm: Option<Stats>,
+    pub sizes: Sizes,
+    pub clean_build: Option<Duration>,
 }
 
 /// The next whole minute at least `lead` from now, in nanoseconds since the epoch.
@@ -243,10 +252,21 @@ fn burst_cron(probe_exe: &Path, root: &Path) -> anyhow::Result<Option<Burst>> {
     Ok(Some(Burst::of(&samples, minute)))
 }
 
-/// `n` runs of a job `--concurrency allow -- true`, each POSTed to the HTTP API through
-/// one kept-alive connection as soon as the last was answered; the ends are counted in
-/// the ledger.
-fn http_runs(stead: &Stead, n: usize) -> anyhow::Result<HttpRuns> {
+/// Runs POSTed to a fresh server for the cold figure: as many as a user trying stead
+/// out sends before the server has warmed (monitors started, pages faulted in).
+pub const COLD_POSTS: usize = 1000;
+
+/// The HTTP figures: [`COLD_POSTS`] runs on a fresh server, then `warm` more on the same
+/// server, each batch timed from its first POST until every run of it has ended.
+pub struct Http {
+    pub cold: HttpRuns,
+    pub warm: HttpRuns,
+}
+
+/// Runs of a job `--concurrency allow -- true`, each POSTed to the HTTP API through one
+/// kept-alive connection as soon as the last was answered; the ends are counted in the
+/// ledger. The server is fresh: started by the `job add` that makes the job.
+fn http_runs(stead: &Stead, warm: usize) -> anyhow::Result<Http> {
     let dir = stead.dir("http");
     stead.call(
         &dir,
@@ -268,35 +288,86 @@ fn http_runs(stead: &Stead, n: usize) -> anyhow::Result<HttpRuns> {
         .into();
     let url = format!("{base}/api/jobs/t/run");
     let mut reader = Backend::Sqlite.reader(&dir)?;
-    let mut per_post = Vec::with_capacity(n);
-    let start = Instant::now();
-    for i in 0..n {
-        let posted = Instant::now();
-        let answer = agent
-            .post(&url)
-            .header("Authorization", &auth)
-            .send_empty()?;
-        if answer.status() != 201 {
-            bail!("POST {i} answered {}", answer.status());
+    let mut batch = |n: usize, before: u64| -> anyhow::Result<HttpRuns> {
+        let mut per_post = Vec::with_capacity(n);
+        let start = Instant::now();
+        for i in 0..n {
+            let posted = Instant::now();
+            let answer = agent
+                .post(&url)
+                .header("Authorization", &auth)
+                .send_empty()?;
+            if answer.status() != 201 {
+                bail!("POST {i} answered {}", answer.status());
+            }
+            let _ = answer.into_body().read_to_vec()?;
+            per_post.push(posted.elapsed());
         }
-        let _ = answer.into_body().read_to_vec()?;
-        per_post.push(posted.elapsed());
-    }
-    let submit = start.elapsed();
-    poll(
-        Duration::from_secs(600),
-        || format!("the {n} runs did not all end"),
-        || Ok((reader.ended()?.0 >= n as u64).then_some(())),
-    )?;
-    let total = start.elapsed();
+        let submit = start.elapsed();
+        let all = before + n as u64;
+        poll(
+            Duration::from_secs(600),
+            || format!("the {n} runs did not all end"),
+            || Ok((reader.ended()?.0 >= all).then_some(())),
+        )?;
+        Ok(HttpRuns {
+            runs: n,
+            submit,
+            total: start.elapsed(),
+            per_post: Stats::of(&per_post),
+        })
+    };
+    let cold = batch(COLD_POSTS, 0)?;
+    let warm = batch(warm, COLD_POSTS as u64)?;
     drop(reader);
     stead.stop(&dir)?;
-    Ok(HttpRuns {
-        runs: n,
-        submit,
-        total,
-        per_post: Stats::of(&per_post),
+    Ok(Http { cold, warm })
+}
+
+/// What a user downloads and installs: the sizes of the two programs of each side, in MiB.
+pub struct Sizes {
+    pub stead: f64,
+    pub steadd: f64,
+    pub pueue: Option<(f64, f64)>,
+}
+
+fn sizes(stead: &Stead, pueue: Option<&Pueue>) -> anyhow::Result<Sizes> {
+    let mib = |path: &Path| -> anyhow::Result<f64> {
+        let len = std::fs::metadata(path)
+            .with_context(|| format!("{}", path.display()))?
+            .len();
+        Ok(len as f64 / (1024.0 * 1024.0))
+    };
+    let pueue = match pueue {
+        Some(p) => Some((mib(&p.bins().client)?, mib(&p.bins().daemon)?)),
+        None => None,
+    };
+    Ok(Sizes {
+        stead: mib(stead.exe())?,
+        steadd: mib(&stead.exe().with_file_name("steadd"))?,
+        pueue,
     })
+}
+
+/// A clean `cargo build --release` of this tree (the README's first command on a fresh
+/// clone) into a target directory of its own under `root`, removed after.
+fn clean_build(root: &Path) -> anyhow::Result<Duration> {
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let target = root.join("clean-build");
+    let start = Instant::now();
+    let status = Command::new("cargo")
+        .args(["build", "--release", "--quiet"])
+        .current_dir(&tree)
+        .env("CARGO_TARGET_DIR", &target)
+        .stdin(Stdio::null())
+        .status()
+        .context("running cargo")?;
+    let took = start.elapsed();
+    std::fs::remove_dir_all(&target)?;
+    if !status.success() {
+        bail!("the clean build failed: {status}");
+    }
+    Ok(took)
 }
 
 pub struct Inputs<'a> {
@@ -307,8 +378,11 @@ pub struct Inputs<'a> {
     /// A scratch database for the PostgreSQL latency, when a server is there.
     pub pg_database: Option<String>,
     pub fires: usize,
+    /// Runs POSTed to the warm server, after the cold figure's.
     pub posts: usize,
     pub warm: usize,
+    /// Time a clean release build too (minutes of both cores).
+    pub clean_build: bool,
 }
 
 pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
@@ -321,9 +395,12 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
         fires,
         posts,
         warm,
+        clean_build: build,
     } = inputs;
+    let sizes = sizes(stead, pueue)?;
     progress("idle memory beside pueued");
     let (idle, pueue_idle) = figures::idle(stead, pueue)?;
+    let (pss, pueue_pss) = figures::idle_pss(stead, pueue)?;
     progress("warm status beside pueue status");
     let (warm_stats, pueue_warm) = figures::warm(stead, pueue, warm)?;
     progress(&format!(
@@ -350,8 +427,17 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
         "{BURST} crontab entries at one minute under cron (waits for it)"
     ));
     let cron = burst_cron(probe, root)?;
-    progress(&format!("{posts} runs through one HTTP connection"));
+    progress(&format!(
+        "{COLD_POSTS} runs through one HTTP connection to a fresh server, then {posts}"
+    ));
     let http = http_runs(stead, posts)?;
+    let clean_build = match build {
+        true => {
+            progress("a clean release build of this tree");
+            Some(clean_build(root)?)
+        }
+        false => None,
+    };
     Ok(FloorReport {
         stead: stead.exe().display().to_string(),
         hot_code: hot_code(&stead.exe().with_file_name("steadd")),
@@ -362,8 +448,12 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
         http,
         idle,
         pueue_idle,
+        pss,
+        pueue_pss,
         warm: warm_stats,
         pueue_warm,
+        sizes,
+        clean_build,
     })
 }
 
@@ -433,16 +523,17 @@ impl FloorReport {
             }
             None => out.push_str("... cron: not measured\n"),
         }
-        let h = &self.http;
-        let _ = writeln!(
-            out,
-            "runs of true through one HTTP connection  {:.0} runs/s ({} runs: posted in {:.2} s, all ended in {:.2} s; a POST median {:.2} ms)",
-            h.per_second(),
-            h.runs,
-            h.submit.as_secs_f64(),
-            h.total.as_secs_f64(),
-            h.per_post.median
-        );
+        for (which, h) in [("fresh", &self.http.cold), ("warm ", &self.http.warm)] {
+            let _ = writeln!(
+                out,
+                "runs of true, one HTTP connection, {which} {:.0} runs/s ({} runs: posted in {:.2} s, all ended in {:.2} s; a POST median {:.2} ms)",
+                h.per_second(),
+                h.runs,
+                h.submit.as_secs_f64(),
+                h.total.as_secs_f64(),
+                h.per_post.median
+            );
+        }
         let mib = |idle: &Idle| idle.after_calls.0;
         let split = |idle: &Idle| {
             let (anon, file) = idle.after_calls_split;
@@ -466,6 +557,48 @@ impl FloorReport {
                 );
             }
         }
+        let pss = &self.pss;
+        let _ = match &self.pueue_pss {
+            Some(p) => writeln!(
+                out,
+                "idle PSS after start and one status       stead {:.1} MiB ({} processes), pueued {:.1} MiB ({:.2}x)",
+                pss.total,
+                pss.processes,
+                p.total,
+                pss.total / p.total
+            ),
+            None => writeln!(
+                out,
+                "idle PSS after start and one status       stead {:.1} MiB ({} processes; pueue not found)",
+                pss.total, pss.processes
+            ),
+        };
+        let sz = &self.sizes;
+        let _ = match sz.pueue {
+            Some((client, daemon)) => writeln!(
+                out,
+                "programs' size                            stead {:.1} MiB + steadd {:.1} MiB, pueue {client:.1} MiB + pueued {daemon:.1} MiB ({:.2}x)",
+                sz.stead,
+                sz.steadd,
+                (sz.stead + sz.steadd) / (client + daemon)
+            ),
+            None => writeln!(
+                out,
+                "programs' size                            stead {:.1} MiB + steadd {:.1} MiB",
+                sz.stead, sz.steadd
+            ),
+        };
+        let _ = match self.clean_build {
+            Some(took) => writeln!(
+                out,
+                "clean release build of this tree          {:.0} s",
+                took.as_secs_f64()
+            ),
+            None => writeln!(
+                out,
+                "clean release build of this tree          not measured (--clean-build)"
+            ),
+        };
         match self.hot_code {
             Some((found, listed)) => {
                 let _ = writeln!(
@@ -504,8 +637,16 @@ impl FloorReport {
             "fire_to_exec_postgres_ms": self.latency_pg.as_ref().map(|l| stats(&l.exec)),
             "burst": self.burst.json(),
             "burst_cron": self.cron.as_ref().map(Burst::json),
-            "http_runs_per_second": self.http.per_second(),
-            "http_post_ms": stats(&self.http.per_post),
+            "http_runs_per_second_fresh": self.http.cold.per_second(),
+            "http_runs_per_second_warm": self.http.warm.per_second(),
+            "http_post_ms_fresh": stats(&self.http.cold.per_post),
+            "http_post_ms_warm": stats(&self.http.warm.per_post),
+            "idle_pss_mib": self.pss.total,
+            "idle_pss_processes": self.pss.processes,
+            "pueued_idle_pss_mib": self.pueue_pss.as_ref().map(|p| p.total),
+            "program_mib": {"stead": self.sizes.stead, "steadd": self.sizes.steadd},
+            "pueue_program_mib": self.sizes.pueue.map(|(c, d)| json!({"pueue": c, "pueued": d})),
+            "clean_build_s": self.clean_build.map(|d| d.as_secs_f64()),
             "idle_rss_mib": self.idle.after_calls.0,
             "pueued_idle_rss_mib": self.pueue_idle.as_ref().map(|p| p.after_calls.0),
             "idle_rss_anon_file_mib": self.idle.after_calls_split,

@@ -13,7 +13,9 @@
 //! scripts/bench guard [--iterations N] [--json]
 //! scripts/bench retention [--iterations N] [--json]
 //! scripts/bench notify [--iterations N] [--json]
-//! scripts/bench floor [--iterations N] [--submissions N] [--json]
+//! scripts/bench sleep [--iterations N] [--json]
+//! scripts/bench checkpoints [--iterations N] [--json]
+//! scripts/bench floor [--iterations N] [--submissions N] [--clean-build] [--json]
 //! scripts/bench all [...]
 //! ```
 //!
@@ -28,21 +30,23 @@
 //! killed, with the directory removed and its databases dropped, when the bench ends
 //! (see [`proc`]).
 
+mod checkpoints;
 mod cluster;
 mod figures;
 mod floor;
 mod guard;
 mod hostile;
-mod ledger;
 mod notify;
 mod pg;
 mod probe;
 mod proc;
 mod pueue;
+mod raw_ledger;
 mod recovery;
 mod report;
 mod retention;
 mod runs;
+mod sleep;
 mod stead;
 mod web;
 mod wide;
@@ -53,7 +57,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
-use crate::ledger::Backend;
+use crate::raw_ledger::Backend;
 
 /// Benchmarks of the stead binary.
 #[derive(Debug, Parser)]
@@ -91,9 +95,17 @@ enum Bench {
     /// How soon a failure's notification reaches a local receiver, and what the outbox
     /// adds to a run's end
     Notify(Args),
-    /// A run start against the machine's floor: fire -> exec on SQLite and PostgreSQL,
-    /// 1,000 jobs at one minute beside cron, runs through one HTTP connection, idle memory
-    /// and a warm status beside pueue
+    /// What the sleep watch costs a heartbeat: three clocks read and judged against the
+    /// last reading
+    Sleep(Args),
+    /// `stead checkpoint set` and `stead step NAME -- true` as whole processes beside
+    /// `stead status --json`, and 1,000 steps of one run
+    Checkpoints(Args),
+    /// A run start against the machine's floor, and the figures as a user measures them
+    /// from outside: fire -> exec on SQLite and PostgreSQL, 1,000 jobs at one minute beside
+    /// cron, runs through one HTTP connection to a fresh and a warm server, idle memory
+    /// (RSS, and PSS of every process) and a warm status beside pueue, the programs' size
+    /// beside pueue's, and with --clean-build a clean release build's time
     Floor(Args),
     /// `foundation`, then `runs`, then `recovery`, then `web`, then `hostile`, then
     /// `guard`, then `cluster`
@@ -132,6 +144,9 @@ struct Args {
     /// Print the figures as one JSON object instead of a table
     #[arg(long)]
     json: bool,
+    /// `floor`: time a clean `cargo build --release` of this tree too (minutes)
+    #[arg(long)]
+    clean_build: bool,
 }
 
 fn main() -> ExitCode {
@@ -175,6 +190,15 @@ fn main() -> ExitCode {
             let guard = setup.guard()?;
             let stead = stead::Stead::new(setup.stead.clone(), guard.root());
             let report = notify::run(&stead, guard.root(), args.iterations.unwrap_or(50))?;
+            drop(guard);
+            print(args.json, report.json(), || report.table())
+        }),
+        Bench::Sleep(args) => sleep::run(args.iterations.unwrap_or(200))
+            .and_then(|report| print(args.json, report.json(), || report.table())),
+        Bench::Checkpoints(args) => Setup::new(&args).and_then(|setup| {
+            let guard = setup.guard()?;
+            let stead = stead::Stead::new(setup.stead.clone(), guard.root());
+            let report = checkpoints::run(&stead, args.iterations.unwrap_or(200))?;
             drop(guard);
             print(args.json, report.json(), || report.table())
         }),
@@ -336,6 +360,7 @@ fn floor(setup: &Setup, args: &Args) -> anyhow::Result<floor::FloorReport> {
         fires: args.iterations.unwrap_or(30),
         posts: args.submissions.map_or(2000, |n| n as usize),
         warm: 200,
+        clean_build: args.clean_build,
     })?;
     if let Some(p) = pueue {
         p.stop();

@@ -19,14 +19,15 @@ use std::time::{Instant, SystemTime};
 use anyhow::Context;
 use jiff::Timestamp;
 use serde_json::{Value, json};
-use stead_core::identity::StartIdentity;
 use stead_core::lease::{ClaimOutcome, Claimant};
 use stead_core::locator::LedgerRef;
+use stead_core::plan::Planner;
 use stead_core::records::NewRun;
-use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_core::runs::RunEnd;
 use stead_protocol::{JobSpec, NotifierSpec, Trigger};
 use stead_store::sqlite::SqliteStore;
 use stead_store::{Catalog, Lease, Notices, RunLedger, RunRecorder};
+use stead_sys::identity::StartIdentity;
 
 use crate::figures::Stats;
 use crate::report::stats;
@@ -142,7 +143,7 @@ struct Ledger {
 impl Ledger {
     fn open(path: &Path) -> anyhow::Result<Self> {
         let store = SqliteStore::open(path)?;
-        let identity = stead_core::identity::current()?;
+        let identity = stead_sys::identity::current()?;
         let claimant = Claimant::new("bench".into(), std::process::id(), identity.clone());
         let ttl = jiff::SignedDuration::from_secs(600);
         let lease = match store.claim_lease(&claimant, Timestamp::now(), ttl, None)? {
@@ -165,30 +166,20 @@ impl Ledger {
 
     /// Times `finish` of `n` failed runs, in microseconds.
     fn ends(&self, n: usize) -> anyhow::Result<Stats> {
-        let plan = |id: i64, log: &Path, _key: &str| MonitorPlan {
-            run_id: id,
+        let planner = Planner {
             ledger: LedgerRef::Sqlite {
                 path: Default::default(),
             },
-            argv: vec!["false".into()],
-            cwd: None,
-            env: Default::default(),
-            timeout_ms: None,
-            kill_grace_ms: 0,
-            log_path: log.to_path_buf(),
-            log_max_bytes: 0,
-            alternatives: Vec::new(),
-            on_failure: None,
-            resume_anywhere: false,
-            retry: None,
-            not_before: None,
+            state_dir: "/nonexistent".into(),
+            log_dir: "/nonexistent".into(),
+            power_supplies: None,
         };
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
             let new = NewRun::of(&self.job, Trigger::OnDemand, "m", "b", Timestamp::now());
             let id = self
                 .store
-                .run_admit(&new, Path::new("/nonexistent"), &plan, self.epoch)?
+                .run_admit(&new, &self.job.spec, &planner, self.epoch)?
                 .run
                 .id;
             self.store

@@ -76,6 +76,24 @@ pub fn memory_mib(pid: u32) -> anyhow::Result<(f64, f64)> {
     ))
 }
 
+/// `pid` and every process below it, parents first.
+pub fn with_descendants(pid: u32) -> Vec<u32> {
+    let mut found = vec![pid];
+    let mut next = 0;
+    while next < found.len() {
+        found.extend(children(found[next]));
+        next += 1;
+    }
+    found
+}
+
+/// Proportional set size in MiB: each page counts once, shared out among the processes
+/// mapping it, so the figures of processes that share a program add up to what they
+/// cost together.
+pub fn pss_mib(pid: u32) -> anyhow::Result<f64> {
+    Ok(rollup_field(pid, "Pss")? as f64 / 1024.0)
+}
+
 /// Voluntary plus involuntary context switches, summed over all threads of `pid`.
 pub fn context_switches(pid: u32) -> anyhow::Result<u64> {
     let mut sum = 0;

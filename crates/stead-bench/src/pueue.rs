@@ -90,6 +90,10 @@ impl Pueue {
         Ok(pueue)
     }
 
+    pub fn bins(&self) -> &Binaries {
+        &self.bins
+    }
+
     pub fn pid(&self) -> u32 {
         self.daemon.id()
     }

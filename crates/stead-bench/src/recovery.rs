@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail, ensure};
 
 use crate::figures::{Stats, timed};
-use crate::ledger;
+use crate::raw_ledger;
 use crate::runs::{LEDGER_ROWS, poll};
 use crate::stead::Stead;
 
@@ -71,16 +71,16 @@ pub fn resume(stead: &Stead, bench_exe: &Path, n: usize) -> anyhow::Result<Resum
         let id = stead.json(&dir, &["run", "h", "--json"])?["id"]
             .as_i64()
             .context("stead run --json printed no id")?;
-        let conn = ledger::read_only(&dir)?;
+        let conn = raw_ledger::read_only(&dir)?;
         poll(
             Duration::from_secs(10),
             || format!("run {id} was not running"),
-            || Ok(ledger::status(&conn, id)?.filter(|(s, _)| s == "running")),
+            || Ok(raw_ledger::status(&conn, id)?.filter(|(s, _)| s == "running")),
         )?;
         drop(conn);
         stead.call(&dir, &["stop", "--cancel-runs", "--json"])?;
-        let conn = ledger::read_only(&dir)?;
-        match ledger::status(&conn, id)? {
+        let conn = raw_ledger::read_only(&dir)?;
+        match raw_ledger::status(&conn, id)? {
             Some((status, None)) if status == "interrupted" => {}
             other => bail!("after stop --cancel-runs, run {id} is {other:?}"),
         }
@@ -89,11 +89,11 @@ pub fn resume(stead: &Stead, bench_exe: &Path, n: usize) -> anyhow::Result<Resum
         let wall = SystemTime::now();
         let (answered, _) = timed(|| stead.status(&dir, &SERVER_ENV))?;
         let ready_ms = (wall.duration_since(UNIX_EPOCH)? + answered).as_secs_f64() * 1e3;
-        let conn = ledger::read_only(&dir)?;
+        let conn = raw_ledger::read_only(&dir)?;
         let child = poll(
             WAIT,
             || format!("run {id} was not resumed and running"),
-            || Ok(ledger::resumed(&conn, id)?.filter(|r| r.started_ms.is_some())),
+            || Ok(raw_ledger::resumed(&conn, id)?.filter(|r| r.started_ms.is_some())),
         )?;
         ensure!(
             child.trigger == "resume",
@@ -102,7 +102,7 @@ pub fn resume(stead: &Stead, bench_exe: &Path, n: usize) -> anyhow::Result<Resum
             child.trigger
         );
         let want = format!("resumed as run {}", child.id);
-        match ledger::status(&conn, id)? {
+        match raw_ledger::status(&conn, id)? {
             Some((_, Some(resolution))) if resolution == want => {}
             other => bail!("run {id} was resumed as run {}, yet is {other:?}", child.id),
         }
@@ -113,7 +113,7 @@ pub fn resume(stead: &Stead, bench_exe: &Path, n: usize) -> anyhow::Result<Resum
         poll(
             Duration::from_secs(10),
             || format!("run {} did not end", child.id),
-            || Ok((ledger::active(&conn)? == 0).then_some(())),
+            || Ok((raw_ledger::active(&conn)? == 0).then_some(())),
         )?;
         drop(conn);
         stead.stop(&dir)?;
@@ -197,8 +197,8 @@ pub fn reconcile(stead: &Stead, n: usize) -> anyhow::Result<Reconcile> {
                 lines.len()
             );
         }
-        let conn = ledger::read_only(&dir)?;
-        let (active, resolved, resumes) = ledger::settled(&conn, first, last)?;
+        let conn = raw_ledger::read_only(&dir)?;
+        let (active, resolved, resumes) = raw_ledger::settled(&conn, first, last)?;
         ensure!(
             (active, resolved, resumes) == (0, owed, STALE_RUNNING),
             "after the resume pass, of the {owed} runs to settle {active} are active and \
@@ -215,7 +215,7 @@ pub fn reconcile(stead: &Stead, n: usize) -> anyhow::Result<Reconcile> {
         poll(
             WAIT,
             || "the resumed runs did not end".to_string(),
-            || Ok((ledger::active(&conn)? == 0).then_some(())),
+            || Ok((raw_ledger::active(&conn)? == 0).then_some(())),
         )?;
         drop(conn);
         stead.stop(&dir)?;
@@ -249,17 +249,17 @@ fn full_ledger(stead: &Stead) -> anyhow::Result<(PathBuf, (i64, i64))> {
     )?;
     stead.call(&dir, &["job", "add", "gone", "--", "true"])?;
     stead.json(&dir, &["run", "q", "--wait", "--json"])?;
-    let conn = ledger::read_only(&dir)?;
-    let gone = ledger::job_id(&conn, "gone")?.context("job gone has no row")?;
+    let conn = raw_ledger::read_only(&dir)?;
+    let gone = raw_ledger::job_id(&conn, "gone")?.context("job gone has no row")?;
     drop(conn);
     stead.call(&dir, &["job", "rm", "gone"])?;
     stead.stop(&dir)?;
-    ledger::fill(&dir, "q", LEDGER_ROWS)?;
+    raw_ledger::fill(&dir, "q", LEDGER_ROWS)?;
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .context("reading /proc/sys/kernel/random/boot_id")?;
-    let ids = ledger::owe(
+    let ids = raw_ledger::owe(
         &dir,
-        &ledger::Owed {
+        &raw_ledger::Owed {
             running: STALE_RUNNING,
             interrupted: STALE_OWED,
             job: "q",

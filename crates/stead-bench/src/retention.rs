@@ -18,7 +18,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use serde_json::{Value, json};
 
 use crate::figures::{Stats, series, timed};
-use crate::ledger;
+use crate::raw_ledger;
 use crate::stead::Stead;
 
 /// Runs in the ledger before the prune.
@@ -79,10 +79,10 @@ fn served_memory(stead: &Stead, dir: &Path, env: &[(&str, &str)]) -> anyhow::Res
 /// Memory with a fresh ledger, then with a year of a minutely job (`YEAR` runs).
 fn year_of_memory(stead: &Stead, env: &[(&str, &str)]) -> anyhow::Result<(f64, f64)> {
     let dir = stead.dir("year");
-    ledger::with_one_run(stead, &dir, env, "m")?;
+    raw_ledger::with_one_run(stead, &dir, env, "m")?;
     let fresh = served_memory(stead, &dir, env)?;
     crate::progress(&format!("retention: a year of a minutely job, {YEAR} runs"));
-    ledger::refill(stead, &dir, env, "m", YEAR - 1)?;
+    raw_ledger::refill(stead, &dir, env, "m", YEAR - 1)?;
     let year = served_memory(stead, &dir, env)?;
     stead.stop(&dir)?;
     Ok((fresh, year))
@@ -122,9 +122,9 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
     let dir = stead.dir("ret");
     // No periodic prune during the figures; the one at start finds nothing to do.
     let env = [("STEAD_RETENTION_INTERVAL_MS", "86400000")];
-    ledger::with_one_run(stead, &dir, &env, "q")?;
+    raw_ledger::with_one_run(stead, &dir, &env, "q")?;
     crate::progress(&format!("retention: inserting {ROWS} runs"));
-    ledger::refill(stead, &dir, &env, "q", ROWS - 1)?;
+    raw_ledger::refill(stead, &dir, &env, "q", ROWS - 1)?;
     let before = Files::of(&dir);
     let listing_before = listing(stead, &dir, n)?;
 
@@ -140,7 +140,7 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
     crate::progress(&format!("retention: pruning to {KEEP} runs"));
     let stop = Arc::new(AtomicBool::new(false));
     let prober = {
-        let (path, stop) = (ledger::ledger(&dir), stop.clone());
+        let (path, stop) = (raw_ledger::ledger(&dir), stop.clone());
         std::thread::spawn(move || probe_writer(&path, &stop))
     };
     let pruned = timed(|| stead.json(&dir, &["prune", "--json"]));
@@ -155,7 +155,7 @@ pub fn run(stead: &Stead, n: usize) -> anyhow::Result<RetentionReport> {
     let longest_batch_ms = result["longest_batch_ms"].as_u64().unwrap_or(0);
     let after = Files::of(&dir);
     let listing_after = listing(stead, &dir, n)?;
-    let kept = ledger::read_only(&dir)?
+    let kept = raw_ledger::read_only(&dir)?
         .query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))? as u64;
     stead.stop(&dir)?;
     let (memory_fresh_mib, memory_year_mib) = year_of_memory(stead, &env)?;

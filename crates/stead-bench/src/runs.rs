@@ -12,8 +12,8 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use anyhow::{Context, bail};
 
 use crate::figures::{Stats, series, timed};
-use crate::ledger::{self, Backend};
 use crate::pueue::Pueue;
+use crate::raw_ledger::{self, Backend};
 use crate::stead::Stead;
 use crate::{probe, proc};
 
@@ -285,8 +285,8 @@ pub const LISTINGS: [&[&str]; 3] = [
 /// of that job inserted, the server started again, then `n` timed listings of each kind.
 pub fn listing(stead: &Stead, n: usize) -> anyhow::Result<Listing> {
     let dir = stead.dir("q");
-    ledger::with_one_run(stead, &dir, &[], "q")?;
-    ledger::refill(stead, &dir, &[], "q", LEDGER_ROWS)?;
+    raw_ledger::with_one_run(stead, &dir, &[], "q")?;
+    raw_ledger::refill(stead, &dir, &[], "q", LEDGER_ROWS)?;
     let list = |args: &[&str], expect: usize| {
         series(n, || {
             let got = stead.json(&dir, args)?.as_array().map_or(0, Vec::len);

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::figures::{Stats, series};
 use crate::stead::{Stead, scrub};
-use crate::{ledger, proc, runs};
+use crate::{proc, raw_ledger, runs};
 
 /// The statuses a run never leaves (`docs/ledger.md`).
 const TERMINAL: [&str; 5] = ["succeeded", "failed", "cancelled", "interrupted", "skipped"];
@@ -518,8 +518,8 @@ pub fn listing_paths() -> [String; 2] {
 /// one kept-alive connection, and `n` timed `stead runs --limit 50 --json` processes.
 pub fn listing(stead: &Stead, n: usize) -> anyhow::Result<Listing> {
     let dir = stead.dir("wq");
-    ledger::with_one_run(stead, &dir, &[], JOB)?;
-    ledger::refill(stead, &dir, &[], JOB, runs::LEDGER_ROWS)?;
+    raw_ledger::with_one_run(stead, &dir, &[], JOB)?;
+    raw_ledger::refill(stead, &dir, &[], JOB, runs::LEDGER_ROWS)?;
     let api = Api::start(stead, &dir)?;
     let count = |path: &str, expect: usize| {
         series(n, || {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 
-use crate::ledger::Backend;
+use crate::raw_ledger::Backend;
 use crate::stead::Stead;
 
 /// How long the runs may take to be all running, or all ended.

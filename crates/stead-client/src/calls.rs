@@ -72,7 +72,9 @@ impl Connection {
 
     /// Waits until the run is terminal, or until `timeout` has passed, and returns the
     /// run as it is then. Without a timeout the server decides how long to hold the
-    /// call, so a caller that needs a terminal run checks the status and calls again.
+    /// call, so a caller that needs a terminal run checks the status and calls again
+    /// ([`Connection::wait_ended`] does; [`Connection::wait_final`] waits for the work's
+    /// last attempt).
     pub fn run_wait(&mut self, id: i64, timeout: Option<Duration>) -> Result<Run, ClientError> {
         self.call::<method::RunWait>(&RunWait {
             id,

@@ -5,10 +5,14 @@
 //! - [`Client`]: a state directory and its configuration, the starting point;
 //! - [`Connection`]: an open session, with one typed method per protocol method
 //!   (`calls.rs`, `services.rs`) over the generic [`Connection::call`];
+//! - [`Connection::wait_final`]: wait for a run's final attempt, following it through
+//!   its retries and resumes (`wait.rs`), and learn how the work ended ([`FinalAttempt`],
+//!   with the exit code `stead run --wait` exits with);
 //! - [`ensure_available`]: reach a serving server within one deadline, starting one with
 //!   an explicit server program (the `stead` binary) when none serves;
 //! - [`paths`]: where a state directory's files live; [`config`]: its `config.toml`;
-//!   [`probe`]: is a socket's holder serving, judged by its hello.
+//!   [`probe`]: is a socket's holder serving, judged by its hello; [`secrets`]: the
+//!   host's secret store, which runs' monitors read and `stead secret` writes.
 //!
 //! Calls are synchronous (a blocking unix socket): a CLI process makes one or two calls
 //! and exits, and any program can use the library without an async runtime. From async
@@ -25,11 +29,14 @@
 //! ```
 
 mod calls;
+mod checkpoints;
 pub mod config;
 mod ensure;
 pub mod paths;
 pub mod probe;
+pub mod secrets;
 mod services;
+mod wait;
 
 use std::io::{self, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -41,7 +48,9 @@ use stead_protocol::{
     StopParams, StopResult, method,
 };
 
+pub use checkpoints::RunContext;
 pub use ensure::{MAX_SPAWNS, ServerSpawner, Spawner, ensure_available};
+pub use wait::{Ending, FinalAttempt, Follow, Waited};
 
 use config::{Config, ConfigError};
 use paths::{PathsError, StatePaths};
@@ -51,6 +60,7 @@ use probe::{Greeted, NotServing};
 pub const STEAD_BIN_ENV: &str = "STEAD_BIN";
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     #[error(transparent)]
     Paths(#[from] PathsError),
@@ -259,5 +269,6 @@ impl Connection {
 /// --doc`), so they cannot drift from it.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../../../docs/client.md")]
 #[doc = include_str!("../../../docs/gate.md")]
 struct DocumentedExamples;

@@ -14,9 +14,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-/// The longest socket path stead binds directly; macOS's `sun_path` holds 104 bytes
-/// including the terminating NUL.
-pub const MAX_SOCKET_PATH: usize = 103;
+/// The longest socket path stead binds directly (see [`stead_sys::socket`]).
+pub use stead_sys::socket::MAX_SOCKET_PATH;
 
 /// Environment variable naming the state directory.
 pub const STATE_DIR_ENV: &str = "STEAD_STATE_DIR";
@@ -29,6 +28,7 @@ pub struct StatePaths {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PathsError {
     #[error("failed to create state directory {path}: {source}")]
     Create { path: PathBuf, source: io::Error },
@@ -101,6 +101,11 @@ impl StatePaths {
     /// path is too long for a unix socket.
     pub fn socket_is_relocated(&self) -> bool {
         !self.socket.starts_with(&self.dir)
+    }
+
+    /// The host's secret store (see [`crate::secrets`]).
+    pub fn secrets(&self) -> crate::secrets::SecretStore {
+        crate::secrets::SecretStore::in_dir(&self.dir)
     }
 
     pub fn ledger(&self) -> PathBuf {
@@ -193,20 +198,7 @@ fn check_owner(dir: &Path) -> Result<(), PathsError> {
 /// The platform's state directory: `$XDG_STATE_HOME/stead` (default
 /// `~/.local/state/stead`) on Linux, `~/Library/Application Support/stead` on macOS.
 pub fn default_state_dir() -> Result<PathBuf, PathsError> {
-    use etcetera::BaseStrategy;
-    #[cfg(target_os = "macos")]
-    {
-        let strategy = etcetera::base_strategy::Apple::new().map_err(|_| PathsError::NoDefault)?;
-        Ok(strategy.data_dir().join("stead"))
-    }
-    #[cfg(not(target_os = "macos"))]
-    {
-        let strategy = etcetera::base_strategy::Xdg::new().map_err(|_| PathsError::NoDefault)?;
-        let state = strategy
-            .state_dir()
-            .unwrap_or_else(|| strategy.home_dir().join(".local/state"));
-        Ok(state.join("stead"))
-    }
+    stead_sys::dirs::default_state_dir().ok_or(PathsError::NoDefault)
 }
 
 #[cfg(test)]

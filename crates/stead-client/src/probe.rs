@@ -100,14 +100,8 @@ fn greet(stream: UnixStream, deadline: Instant) -> Result<Greeted, NotServing> {
 /// blocking connect would then wait for as long as the holder stays frozen. A full queue
 /// (EAGAIN) means the holder is not accepting, which is "not serving".
 fn connect(socket: &Path) -> io::Result<UnixStream> {
-    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
-    let fd = rustix::net::socket_with(
-        AddressFamily::UNIX,
-        SocketType::STREAM,
-        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
-        None,
-    )?;
-    rustix::net::connect(&fd, &SocketAddrUnix::new(socket)?)?;
+    let fd = stead_sys::socket::stream_nonblocking()?;
+    rustix::net::connect(&fd, &rustix::net::SocketAddrUnix::new(socket)?)?;
     // Connected: reads from here on are bounded by read timeouts instead.
     rustix::fs::fcntl_setfl(&fd, rustix::fs::OFlags::empty())?;
     Ok(UnixStream::from(fd))

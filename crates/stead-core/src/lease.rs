@@ -20,7 +20,7 @@
 use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 
-use crate::identity::StartIdentity;
+use stead_sys::identity::StartIdentity;
 
 /// Who claims the lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +95,7 @@ impl LeaseRow {
 pub fn owner_is_dead(row: &LeaseRow) -> bool {
     row.owner
         .as_ref()
-        .is_some_and(|o| !crate::identity::is_alive(o.pid, &o.start_identity))
+        .is_some_and(|o| !stead_sys::identity::is_alive(o.pid, &o.start_identity))
 }
 
 /// The outcome of a claim.

@@ -11,32 +11,36 @@
 //! - [`resume`]: what becomes of a cut run's debt after a restart; [`retry`]: the retry
 //!   budget and backoff of a genuinely failed run; [`params`]: a run's own environment
 //!   and arguments;
+//! - [`overdue`]: when a job that expects a success within a while is overdue;
 //! - [`readiness`]: what a restart of a service would cut now (the gate's question);
-//! - [`lease`]: the epoch lease's rules, and [`identity`], the process start identity
-//!   they are judged by;
-//! - [`runs`]: what a run's monitor executes and how a run ends, as data;
+//! - [`lease`]: the epoch lease's rules (judged by process start identities, which
+//!   `stead_sys::identity` reads);
+//! - [`runs`]: what a run's monitor executes and how a run ends, as data, and [`plan`],
+//!   how a run's plan is made from its job and its row;
+//! - [`conditions`]: what a run needs of the machine (network, mains power, staying
+//!   awake) and when its fires start (jitter, the spread of catch-ups at a wake);
 //! - [`records`]: the ledger's rows as the server and the store exchange them;
 //! - [`locator`]: which ledger a server and its monitors use, as data;
-//! - [`clock`]: the wall clock, injectable (tests move it by hand);
-//! - [`machine`]: this host's id and name;
-//! - [`disk`]: how full the disk holding a path or a file is.
+//! - [`clock`]: the wall clock, injectable (tests move it by hand); [`sleep`]: a sleep
+//!   told from a wall-clock change by the readings of the three clocks.
 //!
-//! [`identity`], [`machine`] and [`disk`] are the only modules that read the system
-//! (`/proc`, `/etc/machine-id`, statvfs): small synchronous reads every other crate needs
-//! alike.
+//! What the operating system is asked (process identities, the machine's id, disks,
+//! clocks) goes through the platform layer, `stead-sys`.
 
 pub mod admission;
 pub mod clock;
-pub mod disk;
-pub mod identity;
+pub mod conditions;
 pub mod jobs;
 pub mod lease;
 pub mod locator;
-pub mod machine;
+pub mod overdue;
 pub mod params;
+pub mod plan;
 pub mod readiness;
 pub mod records;
 pub mod resume;
 pub mod retry;
+pub mod run_token;
 pub mod runs;
 pub mod schedule;
+pub mod sleep;

@@ -44,7 +44,7 @@ pub fn validate(params: &RunParams) -> Result<(), ParamsError> {
         return Err(ParamsError::TooLarge(bytes));
     }
     for (name, value) in &params.env {
-        if !crate::jobs::validate::valid_env_name(name) {
+        if !stead_protocol::valid_variable_name(name) {
             return Err(ParamsError::EnvName(name.clone()));
         }
         if name.starts_with("STEAD_") {

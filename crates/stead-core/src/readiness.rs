@@ -184,6 +184,7 @@ mod tests {
             anchor: t(NOW),
             fired_through: None,
             paused_until: None,
+            overdue_since: None,
         };
         let timing = JobTiming::of(&stored.spec, stored.anchor).unwrap();
         (stored, timing)

@@ -8,9 +8,9 @@ use stead_protocol::{
     Concurrency, JobSpec, NotifierSpec, QueueSpec, Run, RunParams, RunStatus, ServiceSpec, Trigger,
 };
 
-use crate::identity::StartIdentity;
 use crate::retry::RetryPlan;
 use crate::runs::MonitorPlan;
+use stead_sys::identity::StartIdentity;
 
 /// Everything one `apply` changes, in the order the store applies it: services first
 /// (jobs may name them), then jobs, then removed services (once no job names them).
@@ -61,6 +61,9 @@ pub struct StoredJob {
     pub fired_through: Option<Timestamp>,
     /// Paused: fires before this instant are recorded skipped.
     pub paused_until: Option<Timestamp>,
+    /// Overdue since then: its expected success (`expect_within`) was due and has not
+    /// come. Its next success ends the lapse.
+    pub overdue_since: Option<Timestamp>,
 }
 
 /// How many runs of one job share a status and a trigger (for `/metrics`).
@@ -293,6 +296,9 @@ pub struct SkippedFire {
     pub why: Vec<(NotRun, usize)>,
     /// When the row stands for more than one fire: the cap of rows per gap.
     pub row_cap: usize,
+    /// The sleep the fire fell into, in words (`missed while the machine slept
+    /// 02:10-07:45 UTC`), when the server noticed one.
+    pub slept: Option<String>,
 }
 
 impl SkippedFire {
@@ -305,15 +311,21 @@ impl SkippedFire {
             earliest: at,
             why: vec![(why, 1)],
             row_cap: 0,
+            slept: None,
         }
     }
 
     /// The row's reason; `catch_up_run` is the id of the catch-up run a coalesced fire
     /// was folded into.
     pub fn reason(&self, catch_up_run: Option<i64>) -> String {
+        let slept = self
+            .slept
+            .as_ref()
+            .map(|words| format!("; {words}"))
+            .unwrap_or_default();
         if self.count == 1 {
             let (why, _) = &self.why[0];
-            return format!("fire not run: {}", why.words(1, catch_up_run));
+            return format!("fire not run: {}{slept}", why.words(1, catch_up_run));
         }
         let whys: Vec<String> = self
             .why
@@ -331,7 +343,7 @@ impl SkippedFire {
             crate::clock::rfc3339(self.at),
             self.row_cap,
             whys.join("; ")
-        )
+        ) + &slept
     }
 }
 
@@ -438,6 +450,48 @@ impl NewRun {
             waiting: false,
             not_before: None,
         }
+    }
+}
+
+impl NewRun {
+    /// The row written waiting when the run shares a limit on runs at once: its job's
+    /// queue, or, with `default_limit`, the host's `[queues] default_parallel`. The
+    /// starter hands such runs to monitors once the limit allows, in order.
+    pub fn limited(mut self, default_limit: bool) -> Self {
+        self.waiting |= self.queue.is_some() || default_limit;
+        self
+    }
+}
+
+/// How a host admits an on-demand run of a job read in the admitting transaction: what
+/// the row takes of the request and of the host, as plain values.
+#[derive(Debug, Clone, Copy)]
+pub struct OnDemand<'a> {
+    /// The run's own environment and arguments.
+    pub params: &'a RunParams,
+    /// The machine it runs on; empty on a shared ledger, where the first eligible host to
+    /// claim it runs it.
+    pub machine_id: &'a str,
+    pub boot_id: &'a str,
+    pub now: Timestamp,
+    /// The host limits the runs of jobs that name no queue (`[queues] default_parallel`).
+    pub default_limit: bool,
+}
+
+impl OnDemand<'_> {
+    /// The row of an on-demand run of `job`.
+    pub fn run_of(&self, job: &StoredJob) -> NewRun {
+        NewRun {
+            params: (!self.params.is_empty()).then(|| self.params.clone()),
+            ..NewRun::of(
+                job,
+                Trigger::OnDemand,
+                self.machine_id,
+                self.boot_id,
+                self.now,
+            )
+        }
+        .limited(self.default_limit)
     }
 }
 

@@ -131,7 +131,11 @@ mod tests {
             queue: None,
             waiting: None,
             not_before: None,
+            slept_ms: 0,
             followed_by: None,
+            waited_ms: None,
+            wait_note: None,
+            caught_up: None,
         }
     }
 

@@ -31,6 +31,11 @@ pub struct MonitorPlan {
     pub cwd: Option<PathBuf>,
     /// Added to the monitor's own environment, including the `STEAD_*` run variables.
     pub env: BTreeMap<String, String>,
+    /// The secrets the command gets, by variable: the secret's name, never its value
+    /// (plans are kept in the ledger). The monitor reads the values from its host's
+    /// secret store ([`MonitorStart::secret_store`]) when it starts the command.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub secrets: BTreeMap<String, String>,
     pub timeout_ms: Option<u64>,
     /// Between SIGTERM and SIGKILL when a run is cancelled or times out.
     pub kill_grace_ms: u64,
@@ -59,6 +64,13 @@ pub struct MonitorPlan {
     /// command starts on the instant; the run is marked running then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_before: Option<Millis>,
+    /// What the run needs of the machine before its command starts (the network, mains
+    /// power) and whether it keeps the machine awake while it runs.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::conditions::Conditions::is_empty"
+    )]
+    pub conditions: crate::conditions::Conditions,
 }
 
 impl MonitorPlan {
@@ -87,6 +99,12 @@ impl MonitorPlan {
         self.env
             .insert("STEAD_TRIGGER".into(), trigger.as_str().into());
         self.env.insert("STEAD_ATTEMPT".into(), attempt.to_string());
+        // Each attempt proves itself with its own token: a cut attempt still alive
+        // somewhere cannot write as its successor.
+        self.env.insert(
+            crate::run_token::RUN_TOKEN_VAR.into(),
+            crate::run_token::new_run_token(),
+        );
         self
     }
 }
@@ -113,6 +131,11 @@ pub struct MonitorStart {
     /// `takes_marked`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub marked: bool,
+    /// This host's secret store (`DIR/secrets.json`), from which the monitor reads the
+    /// values of the plan's `secrets`. Per host, like `store`: on a shared ledger each
+    /// host's runs get that host's secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_store: Option<PathBuf>,
 }
 
 /// An instant on the wire, in milliseconds since the Unix epoch.
@@ -183,6 +206,39 @@ pub struct RunEnd {
     /// (a cancel, a timeout, a cut), what the command left behind, and descendants that
     /// had left its group. `None` when it ended none.
     pub ended_processes: Option<u32>,
+    /// When the run's command started, as whoever records the end knows it.
+    pub started: CommandStart,
+    /// What the run waited for before its command started, and how long.
+    pub waited: Option<Waited>,
+}
+
+/// A run's wait for what its job needs (the network, mains power) before its command
+/// started, as the ledger records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waited {
+    pub ms: u64,
+    /// What for, and how it ended: "waited 4.1s for the network", "went on without
+    /// network after 2m".
+    pub note: String,
+}
+
+/// When a run's command started, as its end records it. A monitor marks its run running
+/// before the command starts (a fire taken ahead of its instant is marked with its
+/// instant; a run admitted marked for a waiting monitor, with the admission's), so the
+/// mark is when the run was taken, and only the monitor, which spawns the command, knows
+/// when it started: its end corrects the mark.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CommandStart {
+    /// Unknown to whoever records the end (a server settling a run whose monitor is
+    /// gone, a monitor of an earlier release): the mark stays, put back to the end
+    /// should it be later (a run never ends before it started).
+    #[default]
+    AsMarked,
+    /// The monitor spawned the command (the first of the run's chain) at this instant.
+    At(Timestamp),
+    /// The run ended before its command started (cancelled or stopped while it waited
+    /// for its instant, or its log could not be opened): it has no start.
+    Never,
 }
 
 impl RunEnd {
@@ -199,6 +255,8 @@ impl RunEnd {
             reason: (code != 0).then(|| format!("exited with code {code}")),
             ended_at,
             ended_processes: None,
+            started: CommandStart::AsMarked,
+            waited: None,
         }
     }
 
@@ -211,6 +269,8 @@ impl RunEnd {
             reason: Some(reason.into()),
             ended_at,
             ended_processes: None,
+            started: CommandStart::AsMarked,
+            waited: None,
         }
     }
 }

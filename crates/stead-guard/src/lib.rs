@@ -20,6 +20,8 @@
 //!
 //! - [`Guard`]: the verdict on a command and on an agent's hook call;
 //! - `limits`: sizes, depths and budgets, and the reader's own thread;
+//!   `continuation`: lines continued with a backslash, which the parser does not always
+//!   join as the shell does;
 //! - `shell`: walking a command as the shell would run it, `words`: what its words
 //!   expand to, `programs`: what a command line runs besides itself, `opts`: options
 //!   read the way getopt reads them;
@@ -27,6 +29,7 @@
 //!   command lines restart, stop or kill it, `stead_cmd`: stead's own gate and stop;
 //! - `refusal`: a refusal in words, with the command to run instead.
 
+mod continuation;
 mod hook;
 mod limits;
 mod opts;
@@ -234,16 +237,7 @@ impl Guard {
     /// services it names.
     fn findings(&self, events: &[Event], mentioned: &[&str]) -> Vec<Finding> {
         let is_mentioned = |name: &str| mentioned.contains(&name);
-        let dirs = &self.inner.dirs;
-        let socket = dirs
-            .socket
-            .as_ref()
-            .or(dirs
-                .state_dir
-                .as_ref()
-                .map(|d| d.join("stead.sock"))
-                .as_ref())
-            .map(|s| s.to_string_lossy().into_owned());
+        let own = rules::Own::of(&self.inner.dirs);
         let mut findings = Vec::new();
         for event in events {
             match event {
@@ -253,7 +247,7 @@ impl Guard {
                     gated,
                     lenient,
                 } => {
-                    for hit in rules::hits(argv, &self.inner.guarded, socket.as_deref()) {
+                    for hit in rules::hits(argv, &self.inner.guarded, &own) {
                         let name = &hit.service.name;
                         let unsure_skipped =
                             hit.unsure.is_some() && (*lenient || !is_mentioned(name));

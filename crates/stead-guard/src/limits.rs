@@ -48,10 +48,16 @@ pub(crate) const TOO_DEEP: &str = "nested too deep";
 /// What a panic of the tokenizer or parser reads as.
 pub(crate) const READER_FAILED: &str = "the shell parser failed on it";
 
+/// How a script the parser would read otherwise than the shell begins (see
+/// `continuation`).
+pub(crate) const MISREAD: &str = "the guard's parser would read it otherwise than the shell";
+
 /// Whether a parse error means the command cannot be read safely at all (and is
 /// refused whatever it names), rather than that it is not valid shell.
 pub(crate) fn unreadable(error: &str) -> bool {
-    error.starts_with(TOO_DEEP) || error.starts_with(READER_FAILED)
+    [TOO_DEEP, READER_FAILED, MISREAD]
+        .iter()
+        .any(|prefix| error.starts_with(prefix))
 }
 
 /// How many bytes of nested scripts (substitutions, `sh -c`, aliases, functions read

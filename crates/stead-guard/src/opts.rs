@@ -12,6 +12,9 @@ pub(super) struct Spec {
     pub long_values: &'static [&'static str],
     /// Long names that take the next two words (`bwrap --bind SRC DEST`).
     pub long_pairs: &'static [&'static str],
+    /// Long names that take no value. Given, they complete the tool's long names, and a
+    /// unique prefix of one names it, as getopt_long reads it (`--fu` is `--full`).
+    pub long_flags: &'static [&'static str],
     /// `-9` and `-KILL` name a signal (kill, pkill, killall), not a cluster of letters.
     pub signals: bool,
 }
@@ -22,6 +25,7 @@ impl Spec {
         short_values: "",
         long_values: &[],
         long_pairs: &[],
+        long_flags: &[],
         signals: false,
     };
 
@@ -98,13 +102,15 @@ fn read<'a>(args: &'a [Arg], spec: &Spec, stop_at_operand: bool) -> Scan<'a> {
         }
         if let Some(long) = text.strip_prefix("--") {
             let (name, value) = match long.split_once('=') {
-                Some((name, value)) => (name, Some(value_of(arg, value))),
-                None if spec.long_values.contains(&long) => (long, next(args, &mut i)),
-                None if spec.long_pairs.contains(&long) => {
-                    i += 1;
-                    (long, next(args, &mut i))
-                }
-                None => (long, None),
+                Some((name, value)) => (completed(name, spec), Some(value_of(arg, value))),
+                None => match completed(long, spec) {
+                    long if spec.long_values.contains(&long) => (long, next(args, &mut i)),
+                    long if spec.long_pairs.contains(&long) => {
+                        i += 1;
+                        (long, next(args, &mut i))
+                    }
+                    long => (long, None),
+                },
             };
             scan.options.push(Opt {
                 name: name.to_owned(),
@@ -120,6 +126,27 @@ fn read<'a>(args: &'a [Arg], spec: &Spec, stop_at_operand: bool) -> Scan<'a> {
         }
     }
     scan
+}
+
+/// A long name as the tool reads it: for a tool whose long names are all known, a
+/// unique prefix of one is that one.
+fn completed<'a>(name: &'a str, spec: &Spec) -> &'a str {
+    if spec.long_flags.is_empty() {
+        return name;
+    }
+    let known = spec
+        .long_values
+        .iter()
+        .chain(spec.long_pairs)
+        .chain(spec.long_flags);
+    if known.clone().any(|k| *k == name) {
+        return name;
+    }
+    let mut starting = known.filter(|k| k.starts_with(name));
+    match (starting.next(), starting.next()) {
+        (Some(only), None) if !name.is_empty() => only,
+        _ => name,
+    }
 }
 
 fn shorts(arg: &Arg, body: &str, args: &[Arg], i: &mut usize, spec: &Spec, out: &mut Vec<Opt>) {

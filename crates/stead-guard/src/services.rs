@@ -4,6 +4,7 @@
 
 use stead_protocol::{STEAD_DAEMON, STEAD_SERVICE, ServiceSpec};
 
+use crate::continuation;
 use crate::programs;
 use crate::rules::Restart;
 use crate::words::Arg;
@@ -116,9 +117,11 @@ fn count_word(hay: &str, needle: &str) -> usize {
         .count()
 }
 
-/// Text with its quotes and backslashes removed: `st'ea'd` names stead.
+/// Text with its line continuations, quotes and backslashes removed: `st'ea'd` and
+/// `ste\⏎ad` name stead.
 pub(crate) fn plain(text: &str) -> String {
-    text.chars()
+    continuation::joined(text)
+        .chars()
         .filter(|c| !matches!(c, '\'' | '"' | '\\'))
         .collect()
 }

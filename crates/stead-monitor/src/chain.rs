@@ -10,14 +10,22 @@
 use jiff::Timestamp;
 use stead_protocol::RunStatus;
 
-use super::group;
 use super::log::Log;
+use super::process_group;
 use super::signals::SignalPipe;
 use super::watch::{self, Limits, Ownership, Stop, Watched};
-use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_core::runs::{CommandStart, MonitorPlan, RunEnd};
 
 /// Which of the commands is running: 0 for the command, N for alternative N.
 const ALTERNATIVE_VAR: &str = "STEAD_ALTERNATIVE";
+
+/// What each command of the chain is made from: the plan, and the values of its
+/// secrets, which the commands get in their environment (and nothing else does).
+#[derive(Debug, Clone, Copy)]
+pub struct Commands<'a> {
+    pub plan: &'a MonitorPlan,
+    pub secret_env: &'a [(String, String)],
+}
 
 /// How the chain ended.
 #[derive(Debug)]
@@ -30,20 +38,39 @@ pub struct Chained {
 
 /// Runs the plan's command and, after genuine failures, its alternatives. `restarting`
 /// names a service of the job being restarted: a failure then is the restart's doing,
-/// and the chain stops there (the ledger records the run interrupted).
+/// and the chain stops there (the ledger records the run interrupted). The end says when
+/// the command was spawned: the run's start.
 pub fn run(
-    plan: &MonitorPlan,
+    commands: Commands<'_>,
     signals: &mut SignalPipe,
     log: &mut Log,
     restarting: &dyn Fn() -> Option<String>,
     ownership: Option<Ownership<'_>>,
 ) -> Chained {
+    let plan = commands.plan;
     let limits = Limits::from_now(plan.timeout_ms, plan.kill_grace_ms);
+    let (first, started) = attempt(commands, 0, &plan.argv, &limits, signals, log, ownership);
+    let mut chained = chain(
+        commands, first, &limits, signals, log, restarting, ownership,
+    );
+    chained.end.started = CommandStart::At(started);
+    chained
+}
+
+/// [`run`] on from the command's first attempt, `ran`.
+fn chain(
+    commands: Commands<'_>,
+    mut ran: Watched,
+    limits: &Limits,
+    signals: &mut SignalPipe,
+    log: &mut Log,
+    restarting: &dyn Fn() -> Option<String>,
+    ownership: Option<Ownership<'_>>,
+) -> Chained {
+    let plan = commands.plan;
     let total = plan.alternatives.len();
-    let mut argv = &plan.argv;
     let mut k = 0;
     loop {
-        let ran = attempt(plan, k, argv, &limits, signals, log, ownership);
         let halted = ran.stop.or(ran.late).filter(|stop| stop.is_cut());
         if ran.stop.is_some() || ran.end.status != RunStatus::Failed || k == total {
             let end = told(ran, k, total);
@@ -72,38 +99,45 @@ pub fn run(
         } else {
             format!("alternative {k}")
         };
-        argv = &plan.alternatives[k];
+        let argv = &plan.alternatives[k];
         k += 1;
         log.note(&format!(
             "{failed} failed ({}); trying alternative {k} of {total}: {}",
             failure(&ran.end),
             shown(argv)
         ));
+        ran = attempt(commands, k, argv, limits, signals, log, ownership).0;
     }
 }
 
-/// Starts command `k` and watches it; a failure to start is its end.
+/// Starts command `k` and watches it; a failure to start is its end. Answers too when
+/// it was spawned (or tried to be), read just before, so that a run's start never comes
+/// after its command's own first reading of the clock.
 fn attempt(
-    plan: &MonitorPlan,
+    commands: Commands<'_>,
     k: usize,
     argv: &[String],
     limits: &Limits,
     signals: &mut SignalPipe,
     log: &mut Log,
     ownership: Option<Ownership<'_>>,
-) -> Watched {
-    let started = group::command(plan, argv).and_then(|mut cmd| {
+) -> (Watched, Timestamp) {
+    let mut at = Timestamp::now();
+    let started = process_group::command(commands.plan, argv).and_then(|mut cmd| {
         cmd.env(ALTERNATIVE_VAR, k.to_string());
-        group::spawn(&mut cmd)
+        cmd.envs(commands.secret_env.iter().map(|(var, value)| (var, value)));
+        at = Timestamp::now();
+        process_group::spawn(&mut cmd)
     });
-    match started {
+    let watched = match started {
         Ok(started) => watch::watch(limits, started, signals, log, ownership),
         Err(detail) => Watched {
             end: super::failed_to_start(Some(log), &detail),
             stop: None,
             late: None,
         },
-    }
+    };
+    (watched, at)
 }
 
 /// The run's end once command `k` of the chain ended it.

@@ -2,8 +2,8 @@
 //! genuinely failed (its last command failed, or it timed out) is recorded, with the run
 //! as recorded, in JSON, on its stdin.
 //!
-//! It runs as a command does (a process group of its own, the run's environment, its
-//! output in the run's log, the same escalation when stopped) but within
+//! It runs as a command does (a process group of its own, the run's environment but
+//! not its secrets, its output in the run's log, the same escalation when stopped) but within
 //! [`HOOK_TIMEOUT`], and whatever it does, the run's recorded outcome stands. It never
 //! runs after a cancel or a stop of the monitor, and such a stop while it runs ends it.
 
@@ -14,8 +14,8 @@ use std::time::Duration;
 use stead_protocol::RunStatus;
 
 use super::chain::Chained;
-use super::group;
 use super::log::Log;
+use super::process_group;
 use super::signals::SignalPipe;
 use super::watch::{self, Limits, Stop, Watched};
 use stead_core::runs::MonitorPlan;
@@ -105,7 +105,7 @@ fn run(
     if let Some(cwd) = plan.cwd.as_ref().filter(|cwd| cwd.is_dir()) {
         cmd.current_dir(cwd);
     }
-    let mut started = match group::spawn(&mut cmd) {
+    let mut started = match process_group::spawn(&mut cmd) {
         Ok(started) => started,
         Err(detail) => {
             log.note(&format!("failure hook failed to start: {detail}"));
@@ -182,6 +182,7 @@ mod tests {
             argv: vec!["false".into()],
             cwd: None,
             env: BTreeMap::new(),
+            secrets: BTreeMap::new(),
             timeout_ms: None,
             kill_grace_ms: 200,
             log_path: log_path.clone(),
@@ -191,6 +192,7 @@ mod tests {
             resume_anywhere: false,
             retry: None,
             not_before: None,
+            conditions: Default::default(),
         };
         // Deaf to SIGTERM, so that only the SIGKILL after the grace ends it.
         let script = format!(
@@ -198,7 +200,12 @@ mod tests {
             group_file.display(),
             input_file.display()
         );
-        let mut log = Log::open(&log_path, plan.log_max_bytes, Default::default()).unwrap();
+        let mut log = Log::open(
+            &log_path,
+            plan.log_max_bytes,
+            stead_protocol::KeepFree::Bytes(0),
+        )
+        .unwrap();
         let mut signals = SignalPipe::install().unwrap();
         let began = Instant::now();
         let timeout = Duration::from_millis(300);

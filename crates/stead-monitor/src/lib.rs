@@ -1,38 +1,44 @@
-//! The per-run monitor (`stead monitor`, a hidden subcommand of the one binary): one
-//! small process per run that marks the run
-//! running, runs its command in a process group of its own (then, should it genuinely
-//! fail, its alternatives), copies its output to the run's log, enforces its timeout,
-//! obeys cancel, kills whatever the command leaves behind, records how the run ended,
-//! and after a genuine failure runs the failure hook. A monitor done with its run, with
-//! nothing of it left, may take the next run its server hands it instead of exiting
-//! ([`run_start`]; the server's side is `runs::reuse`).
+//! The per-run monitor (`steadd monitor`, a hidden command of the daemon program
+//! `steadd`; see docs/architecture.md, "Two programs"): one small process per run that
+//! marks the run running, runs its command in a process group of its own (then, should
+//! it genuinely fail, its alternatives), copies its output to the run's log, enforces
+//! its timeout, obeys cancel, kills whatever the command leaves behind, records how the
+//! run ended, and after a genuine failure runs the failure hook. A monitor done with its
+//! run, with nothing of it left, may take the next run its server hands it instead of
+//! exiting ([`run_start`]; the server's side is `runs::reuse`).
 //!
 //! The server starts it detached in a session of its own, with the [`MonitorPlan`] as
 //! JSON on stdin and, as its stdout, a socket to the server over which it records (see
-//! `ledger`). Signals to the monitor: SIGUSR1 cancels the run (its server queues it with
-//! the run's id, which a monitor taking run after run goes by); SIGTERM, SIGINT or
+//! `recording`). Signals to the monitor: SIGUSR1 cancels the run (its server queues it
+//! with the run's id, which a monitor taking run after run goes by); SIGTERM, SIGINT or
 //! SIGHUP stop the monitor, which stops the command first and records the run as
 //! `interrupted`; once the run is recorded, either kind stops the failure hook instead.
 //! The design is in `docs/ledger.md`.
 //!
 //! - `signals`: signal handlers feeding a self-pipe;
-//! - `group`: the command's process group;
+//! - `process_group`: the command's process group;
 //! - `reap`: exit statuses and reaping;
 //! - `log`: the capped log file;
+//! - `secrets`, `mask`: the run's secrets, read from the host's store, given to its
+//!   command and masked in its log;
 //! - `watch`: the event loop;
+//! - `conditions`: waiting for the network or mains power, keeping the machine awake;
 //! - `chain`: the command and its alternatives;
 //! - `hook`: the failure hook;
-//! - `ledger`: how the monitor reaches the ledger (through its server on a shared one);
+//! - `sweep`: ending what the command left behind, those that left its group included;
+//! - `recording`: how the monitor reaches the ledger (through its server, or itself);
 //! - `spawner`: the process that forks monitors without exec'ing a binary.
 
 mod chain;
-mod group;
+mod conditions;
 mod hook;
-mod ledger;
 mod log;
+mod mask;
+mod process_group;
 mod reap;
+mod recording;
+mod secrets;
 mod signals;
-#[cfg(target_os = "linux")]
 pub mod spawner;
 pub mod sweep;
 mod watch;
@@ -44,13 +50,14 @@ use jiff::Timestamp;
 use stead_protocol::{KeepFree, RunStatus};
 
 use self::chain::Chained;
-use self::ledger::{Check, Ledger, SharedLedger};
+use self::conditions::Gate;
 use self::log::Log;
+use self::recording::{Check, Ledger, SharedLedger};
 use self::signals::SignalPipe;
 use self::watch::{Ownership, Stop};
-use stead_core::identity;
-use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd};
+use stead_core::runs::{CommandStart, MonitorPlan, MonitorStart, RunEnd};
 use stead_store::{RunRecorder, StoreError};
+use stead_sys::identity;
 
 /// How long to keep retrying a ledger write that fails (the ledger may be busy, or its
 /// disk briefly unavailable) before giving up on it.
@@ -63,6 +70,19 @@ const OWNERSHIP_CHECK: Duration = Duration::from_secs(2);
 const OWNERSHIP_CHECK_MIN: Duration = Duration::from_millis(100);
 const LEDGER_FIRST_PAUSE: Duration = Duration::from_millis(50);
 const LEDGER_LAST_PAUSE: Duration = Duration::from_secs(5);
+
+/// Writes a line about the monitor itself (not its run: that goes to the run's log) to
+/// its stderr, which its server points at `logs/monitors.log`: when, which process, what.
+pub fn diagnostic(who: &str, what: &str) {
+    use std::io::Write;
+    let line = format!(
+        "{} stead {who}[{}]: {what}\n",
+        Timestamp::now(),
+        std::process::id()
+    );
+    // One write, so lines of monitors writing at once do not interleave.
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
 
 /// What a monitor did with its run.
 #[derive(Debug)]
@@ -84,7 +104,7 @@ pub enum Outcome {
     },
 }
 
-/// Entry point of `stead monitor`: reads the plan from stdin, opens the ledger, runs.
+/// Entry point of `steadd monitor`: reads the plan from stdin, opens the ledger, runs.
 /// Exits 0 once the run is settled, 1 when the ledger could not be written.
 pub fn main() -> i32 {
     let mut input = String::new();
@@ -96,7 +116,7 @@ pub fn main() -> i32 {
         Ok(start) => start,
         Err(e) => {
             // Without a plan there is no log to write to; stderr is all there is.
-            eprintln!("stead monitor: failed to read the plan: {e}");
+            diagnostic("monitor", &format!("failed to read the plan: {e}"));
             return 1;
         }
     };
@@ -107,7 +127,7 @@ pub fn main() -> i32 {
 /// (see [`next_run`]).
 const NEXT_RUN_WAIT: Duration = Duration::from_secs(1);
 
-/// Watches the run `start` describes to its end (what `stead monitor` does once it has
+/// Watches the run `start` describes to its end (what `steadd monitor` does once it has
 /// read its plan, and what a monitor the spawner forked does at once), then, where its
 /// server has one for it, the next run, and so on. Exits 0 once the last run is
 /// settled, 1 when the ledger could not be written.
@@ -143,6 +163,7 @@ pub fn run_start(start: &MonitorStart) -> i32 {
             watch,
             start.log_keep_free,
             start.marked,
+            start.secret_store.as_deref(),
             signals.as_mut(),
         );
         let code = match outcome {
@@ -182,7 +203,10 @@ fn next_run(ledger: &Ledger, after: i64, signals: &mut SignalPipe) -> Option<Mon
         Err(e) => {
             // The server took it for handed over: it settles the run once this monitor
             // has exited.
-            eprintln!("stead monitor: an unreadable plan for the next run: {e}");
+            diagnostic(
+                "monitor",
+                &format!("an unreadable plan for the next run: {e}"),
+            );
             None
         }
     }
@@ -212,21 +236,6 @@ struct Watchful<'a> {
     fence_after: Option<Duration>,
 }
 
-/// Runs `plan` to its end, recording into `recorder`.
-pub fn run(plan: &MonitorPlan, recorder: &dyn RunRecorder) -> Outcome {
-    let mut signals = SignalPipe::install();
-    let marked = false;
-    run_watched(
-        plan,
-        recorder,
-        None,
-        KeepFree::default(),
-        marked,
-        signals.as_mut(),
-    )
-    .0
-}
-
 /// The longest a monitor waits for a fire admitted ahead of its time: a plan asking for
 /// more (a clock that jumped back while it was on its way, or a staged fire adopted
 /// much later) starts after this.
@@ -250,13 +259,13 @@ fn run_watched(
     watch: Option<Watchful<'_>>,
     keep_free: KeepFree,
     marked: bool,
+    secret_store: Option<&std::path::Path>,
     signals: Result<&mut SignalPipe, &mut std::io::Error>,
 ) -> (Outcome, bool) {
     // Orphaned descendants then come back to the monitor, to be reaped and killed,
-    // instead of escaping to init. Without it (not Linux, or refused) they are still
-    // found by process group.
-    #[cfg(target_os = "linux")]
-    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    // instead of escaping to init. Where there is no subreaper (macOS) they are found by
+    // the marker their command gave them (see `sweep`).
+    let _ = stead_sys::procs::become_subreaper();
     let me = match own_identity() {
         Ok(me) => me,
         Err(e) => {
@@ -272,10 +281,12 @@ fn run_watched(
     // its time, so the command starts on the instant: the log, the way to the ledger.
     let session = Session::open(plan, signals, keep_free);
     recorder.prepare();
-    // A fire admitted ahead of its instant is taken now, recorded as starting on its
+    // A fire admitted ahead of its instant is taken now, marked as starting on its
     // instant, and then waited for: the mark's trip to the ledger is not on the way
-    // from the instant to the command. A cancel or a stop meanwhile ends the wait, and
-    // the run then ends before its command started.
+    // from the instant to the command. The run's end corrects its start to when the
+    // command was spawned (the mark's answer, or a wake-up, may come after the
+    // instant). A cancel or a stop meanwhile ends the wait, and the run then ends
+    // before its command started, with no start.
     let due = due(plan, Timestamp::now());
     let marked = if marked {
         Ok(true)
@@ -295,16 +306,35 @@ fn run_watched(
     }
     if let (Some(due), Ok(session)) = (due, &session) {
         // Woken on time rather than up to the kernel's default slack (50 µs) late.
-        #[cfg(target_os = "linux")]
-        // SAFETY: PR_SET_TIMERSLACK changes only this thread's timer slack.
-        unsafe {
-            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
-        }
+        stead_sys::spawn::tighten_timer_slack();
         session.signals.wait_until(due);
     }
     let (chained, session) = match session {
-        Ok(mut session) => (session.execute(plan, recorder, watch), Some(session)),
-        Err(end) => (Chained { end, halted: None }, None),
+        Ok(mut session) => {
+            let chained =
+                match conditions::wait(&plan.conditions, session.signals, &mut session.log) {
+                    Gate::Skip(reason, waited) => Chained {
+                        end: never_started(RunEnd {
+                            waited,
+                            ..RunEnd::with_reason(RunStatus::Skipped, reason, Timestamp::now())
+                        }),
+                        halted: None,
+                    },
+                    Gate::Go(waited) => {
+                        let awake =
+                            conditions::keep_awake(&plan.conditions, plan.run_id, &mut session.log);
+                        let mut chained = session.execute(plan, recorder, watch, secret_store);
+                        drop(awake);
+                        chained.end.waited = waited;
+                        chained
+                    }
+                };
+            (chained, Some(session))
+        }
+        Err(end) => {
+            let end = never_started(*end);
+            (Chained { end, halted: None }, None)
+        }
     };
     let finished = with_retry(|| recorder.finish(plan.run_id, &chained.end));
     match (finished, session) {
@@ -364,20 +394,20 @@ impl<'s> Session<'s> {
         plan: &MonitorPlan,
         signals: Result<&'s mut SignalPipe, &mut std::io::Error>,
         keep_free: KeepFree,
-    ) -> Result<Self, RunEnd> {
+    ) -> Result<Self, Box<RunEnd>> {
         let mut log = match Log::open(&plan.log_path, plan.log_max_bytes, keep_free) {
             Ok(log) => log,
             Err(e) => {
                 let detail = format!("cannot open the log {}: {e}", plan.log_path.display());
-                return Err(failed_to_start(None, &detail));
+                return Err(Box::new(failed_to_start(None, &detail)));
             }
         };
         match signals {
             Ok(signals) => Ok(Self { signals, log }),
-            Err(e) => Err(failed_to_start(
+            Err(e) => Err(Box::new(failed_to_start(
                 Some(&mut log),
                 &format!("cannot handle signals: {e}"),
-            )),
+            ))),
         }
     }
 
@@ -387,13 +417,14 @@ impl<'s> Session<'s> {
         plan: &MonitorPlan,
         recorder: &dyn RunRecorder,
         watch: Option<Watchful<'_>>,
+        secret_store: Option<&std::path::Path>,
     ) -> Chained {
         // A cancel or stop that arrived while the run was being marked: start nothing.
         if let Some(stop) = self.signals.take().into_iter().find_map(Stop::from_signal) {
             let reason = format!("{} before it started", stop.reason());
             self.log.note(&reason);
             return Chained {
-                end: RunEnd::with_reason(stop.status(), reason, Timestamp::now()),
+                end: never_started(RunEnd::with_reason(stop.status(), reason, Timestamp::now())),
                 halted: Some(stop),
             };
         }
@@ -422,7 +453,30 @@ impl<'s> Session<'s> {
             every: w.every,
             check: &check,
         });
-        let mut chained = chain::run(plan, self.signals, &mut self.log, &restarting, ownership);
+        // Read as the command is about to start: a run that needs a secret this host
+        // lacks starts nothing, and none of its alternatives either.
+        let secrets::Given { env, masks } = match secrets::read(plan, secret_store) {
+            Ok(given) => given,
+            Err(detail) => {
+                let end = failed_to_start(Some(&mut self.log), &detail);
+                return Chained {
+                    end: never_started(end),
+                    halted: None,
+                };
+            }
+        };
+        self.log.mask(masks);
+        let commands = chain::Commands {
+            plan,
+            secret_env: &env,
+        };
+        let mut chained = chain::run(
+            commands,
+            self.signals,
+            &mut self.log,
+            &restarting,
+            ownership,
+        );
         if let Some(lost) = self.log.finish() {
             // The log could not be made to say it: the run's record does.
             let end = &mut chained.end;
@@ -432,6 +486,15 @@ impl<'s> Session<'s> {
             });
         }
         chained
+    }
+}
+
+/// `end`, of a run whose command was never spawned: the run has no start, whatever its
+/// mark said.
+fn never_started(end: RunEnd) -> RunEnd {
+    RunEnd {
+        started: CommandStart::Never,
+        ..end
     }
 }
 

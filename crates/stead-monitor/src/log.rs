@@ -11,6 +11,9 @@
 //! again. A write that fails anyway (the disk filled by something else) drops that output
 //! the same way rather than stopping the run.
 //!
+//! The run's secrets never reach the file: each value is written as `[secret NAME]`
+//! (see `mask`).
+//!
 //! A run's log is a new file: created with `O_CREAT | O_EXCL | O_NOFOLLOW` (mode 0600),
 //! so a file or a link planted at the run's predictable path (`logs/runs/ID.log`, by an
 //! earlier run of the same user, say) is never followed, appended to or passed off as
@@ -30,8 +33,10 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use stead_core::disk::space_of;
 use stead_protocol::KeepFree;
+use stead_sys::disk::space_of;
+
+use super::mask::Masks;
 
 /// How often, in bytes written, the free space is read again while well above the
 /// reserve: a statvfs per 64 KiB is nothing beside the writes.
@@ -50,6 +55,8 @@ pub struct Log {
     /// Whether the last byte written ends a line, so a note starts on a line of its own.
     at_line_start: bool,
     room: Room,
+    /// The values the command was handed, masked in its output.
+    masks: Masks,
 }
 
 /// The free space of the log's file system, as last read, and what was dropped for want
@@ -92,11 +99,31 @@ impl Log {
                 dropped: 0,
                 why: None,
             },
+            masks: Masks::default(),
         })
     }
 
-    /// Appends the command's output, up to the cap, while the disk has room.
-    pub fn output(&mut self, bytes: &[u8]) {
+    /// Masks these secrets in all output from now on.
+    pub fn mask(&mut self, masks: Masks) {
+        self.masks = masks;
+    }
+
+    /// Appends output read from `stream` (0: stdout, 1: stderr), masked, up to the cap,
+    /// while the disk has room.
+    pub fn output(&mut self, stream: usize, bytes: &[u8]) {
+        let masked = self.masks.pass(stream, bytes);
+        self.append(&masked);
+    }
+
+    /// `stream` ended (or is no longer read): what it kept back goes in.
+    pub fn end_output(&mut self, stream: usize) {
+        let rest = self.masks.end(stream);
+        if !rest.is_empty() {
+            self.append(&rest);
+        }
+    }
+
+    fn append(&mut self, bytes: &[u8]) {
         if self.truncated {
             return;
         }
@@ -270,7 +297,7 @@ mod tests {
 
     fn log_in(dir: &Path) -> (PathBuf, Log) {
         let path = dir.join("runs").join("1.log");
-        let log = Log::open(&path, 1024, KeepFree::default()).unwrap();
+        let log = Log::open(&path, 1024, KeepFree::Bytes(0)).unwrap();
         (path, log)
     }
 
@@ -291,7 +318,7 @@ mod tests {
     fn the_first_byte_creates_the_file_private_to_the_user() {
         let tmp = tempfile::tempdir().unwrap();
         let (path, mut log) = log_in(tmp.path());
-        log.output(b"out");
+        log.output(0, b"out");
         log.note("done");
         assert_eq!(log.finish(), None);
         assert_eq!(
@@ -311,7 +338,7 @@ mod tests {
         let path = tmp.path().join("runs").join("1.log");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(tmp.path().join("elsewhere"), &path).unwrap();
-        let refused = Log::open(&path, 1024, KeepFree::default()).unwrap_err();
+        let refused = Log::open(&path, 1024, KeepFree::Bytes(0)).unwrap_err();
         assert_eq!(refused.kind(), io::ErrorKind::AlreadyExists);
         assert!(
             !tmp.path().join("elsewhere").exists(),
@@ -324,7 +351,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (path, mut log) = log_in(tmp.path());
         std::fs::write(&path, "planted").unwrap();
-        log.output(b"secret output");
+        log.output(0, b"secret output");
         log.note("a note");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "planted");
         let lost = log.finish().expect("the loss is told");

@@ -3,7 +3,7 @@
 //! As a child subreaper (Linux), the monitor inherits the command's orphaned
 //! descendants, so it reaps them as they die; otherwise they would pile up as zombies
 //! for as long as the run lasts. The leader is reaped last, once its group is empty
-//! (see [`super::group`] for why).
+//! (see [`super::process_group`] for why).
 
 use std::io;
 

@@ -101,6 +101,20 @@ impl SignalPipe {
         }
     }
 
+    /// Before the run's command starts (while it waits for what its job needs): whether
+    /// a cancel or a stop has arrived. Those stay for the next look; a child's exit is
+    /// dropped, since no child of the run exists yet and the wait's own helpers (macOS
+    /// `pmset`) exit as they are read.
+    pub fn pending(&mut self) -> bool {
+        let kept: Vec<Received> = self
+            .received()
+            .into_iter()
+            .filter(|r| r.signal != libc::SIGCHLD)
+            .collect();
+        self.put_back(&kept);
+        !kept.is_empty()
+    }
+
     /// The signals received since the last call, oldest first.
     pub fn take(&mut self) -> Vec<libc::c_int> {
         self.received().into_iter().map(|r| r.signal).collect()
@@ -273,47 +287,36 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
     }
 }
 
-/// The run id a cancel was queued with (`sigqueue`), if it was.
+/// The run id a cancel was queued with (`sigqueue`), if it was; never where signals
+/// carry no value (see [`stead_sys::signal`]).
 ///
 /// # Safety
 /// `info` is the siginfo the kernel passed to the handler of `sig`.
-#[cfg(target_os = "linux")]
 unsafe fn queued_run(sig: libc::c_int, info: *const libc::siginfo_t) -> Option<i64> {
-    // SAFETY: as the caller promises; si_value is set for SI_QUEUE.
-    unsafe {
-        if sig != libc::SIGUSR1 || info.is_null() || (*info).si_code != libc::SI_QUEUE {
-            return None;
-        }
-        let id = (*info).si_value().sival_ptr as i64;
-        (id > 0).then_some(id)
+    if sig != libc::SIGUSR1 {
+        return None;
     }
+    // SAFETY: as the caller promises.
+    let id = unsafe { stead_sys::signal::queued_value(sig, info) }?;
+    (id > 0).then_some(id)
 }
 
-/// Elsewhere a server signals with `kill`: no run rides along.
-#[cfg(not(target_os = "linux"))]
-unsafe fn queued_run(_: libc::c_int, _: *const libc::siginfo_t) -> Option<i64> {
-    None
-}
+use stead_sys::signal::errno_location;
 
-#[cfg(target_os = "linux")]
-use libc::__errno_location as errno_location;
-#[cfg(target_os = "macos")]
-use libc::__error as errno_location;
-
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Queues SIGUSR1 to this process, carrying `run` as a server's cancel does.
+    /// Queues SIGUSR1 to this process, carrying `run` as a server's cancel does where
+    /// the platform carries a value.
     fn queue_cancel(run: i64) {
-        let value = libc::sigval {
-            sival_ptr: run as usize as *mut libc::c_void,
-        };
-        // SAFETY: sigqueue only reads its arguments.
-        assert_eq!(
-            unsafe { libc::sigqueue(libc::getpid(), libc::SIGUSR1, value) },
-            0
-        );
+        let sent = stead_sys::signal::queue(std::process::id(), rustix::process::Signal::USR1, run);
+        assert!(sent.is_ok(), "{sent:?}");
+    }
+
+    /// The run a cancel queued with `run` arrives with here.
+    fn as_received(run: i64) -> Option<i64> {
+        stead_sys::signal::CARRIES_VALUES.then_some(run)
     }
 
     /// Sends a signal with `send` and waits for its record (a signal sent to this process
@@ -353,11 +356,23 @@ mod tests {
             sent(&mut pipe, || kill_self(libc::SIGUSR1)),
             sent(&mut pipe, || queue_cancel(42)),
         ];
-        assert_eq!(got, [cancel(Some(41)), cancel(None), cancel(Some(42))]);
-        // Sorted out for the run 42 just handed over.
+        assert_eq!(
+            got,
+            [
+                cancel(as_received(41)),
+                cancel(None),
+                cancel(as_received(42))
+            ]
+        );
+        // Sorted out for the run 42 just handed over: only its own cancel is kept
+        // (where no value rides, a monitor takes one run only, and none is kept).
         pipe.put_back(&got);
         assert!(pipe.drop_cancels(Some(42)), "no stop pending");
-        assert_eq!(pipe.received(), [cancel(Some(42))]);
+        let kept: Vec<Received> = as_received(42)
+            .map(|run| cancel(Some(run)))
+            .into_iter()
+            .collect();
+        assert_eq!(pipe.received(), kept);
         // Before a run is handed over every cancel goes; a stop stays, and says so.
         let got = [
             sent(&mut pipe, || queue_cancel(42)),
@@ -366,6 +381,21 @@ mod tests {
         pipe.put_back(&got);
         assert!(!pipe.drop_cancels(None), "a stop is pending");
         assert_eq!(pipe.take(), [libc::SIGTERM]);
+    }
+
+    #[test]
+    fn before_the_command_a_childs_exit_is_no_cancel_and_a_cancel_stays() {
+        let mut pipe = SignalPipe::install().expect("installed");
+        // A helper of the wait (macOS pmset) exited: nothing to stop the wait for.
+        let exited = sent(&mut pipe, || kill_self(libc::SIGCHLD));
+        pipe.put_back(&[exited]);
+        assert!(!pipe.pending());
+        assert!(pipe.take().is_empty(), "the child's exit is dropped");
+        let cancel = sent(&mut pipe, || queue_cancel(7));
+        pipe.put_back(&[cancel]);
+        assert!(pipe.pending());
+        assert!(pipe.pending(), "still there for the next look");
+        assert_eq!(pipe.take(), [libc::SIGUSR1]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The spawner: a small process each server starts once (`stead spawner`, a hidden
-//! subcommand), which forks a run's monitor on request. A monitor so made skips what an
+//! subcommand) where the platform allows it ([`stead_sys::spawn::FORK_SERVER`]: Linux),
+//! which forks a run's monitor on request. A monitor so made skips what an
 //! exec of the whole binary costs (loading and relocating it, the runtime's start, the
 //! argument parser): it is a copy of a process that is already up, and runs
 //! [`run_start`](crate::run_start) at once.
@@ -8,15 +9,15 @@
 //! on its control socket: a `SOCK_SEQPACKET` pair whose other end the server holds.
 //! One request is one message: a [`MonitorStart`] as JSON, with one descriptor attached,
 //! the monitor's stdout (its link to the server: a socket it records over). The answer is one message: `+` and the monitor's pid (4 bytes,
-//! little-endian) with a pidfd of it attached, or `-` and why it could not fork. The
-//! pidfd is opened before the spawner reaps the monitor (a pid is not reused while its
+//! little-endian) with an exit watch of it (a pidfd) attached, or `-` and why it could
+//! not fork. The watch is opened before the spawner reaps the monitor (a pid is not reused while its
 //! zombie is unreaped), so the server watches the very process it asked for. Monitors
 //! that exit are reaped as SIGCHLD interrupts the wait for the next request. When the
 //! server's end closes, the spawner exits; its monitors live on, as every monitor
 //! outlives its server.
 //!
-//! A monitor forked here is a session leader of its own with stdin and stderr on
-//! `/dev/null`, as an exec'd one is, and its command line reads `stead --state-dir DIR
+//! A monitor forked here is a session leader of its own with stdin on `/dev/null` and
+//! stderr the spawner's (the monitors' log, `logs/monitors.log`), as an exec'd one is, and its command line reads `stead --state-dir DIR
 //! monitor` (the spawner's last word is rewritten in place), so `ps` and whoever looks
 //! for a state directory's monitors see what they always saw.
 
@@ -25,10 +26,11 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
 
 use rustix::net::{
-    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
-    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+    RecvAncillaryBuffer, RecvAncillaryMessage, SendAncillaryBuffer, SendAncillaryMessage,
 };
 use stead_core::runs::MonitorStart;
+use stead_sys::exit::ExitWatch;
+use stead_sys::spawn::ArgumentArea;
 
 /// The largest request: a plan is bounded well below it (a job's fields and a run's
 /// parameters have limits of their own); a larger one is started by exec instead.
@@ -39,12 +41,7 @@ pub const SUBCOMMAND: &str = "spawner";
 
 /// A control socket pair: the server's end (non-blocking) and the spawner's (its stdin).
 pub fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    let (server, spawner) = rustix::net::socketpair(
-        AddressFamily::UNIX,
-        SocketType::SEQPACKET,
-        SocketFlags::CLOEXEC,
-        None,
-    )?;
+    let (server, spawner) = stead_sys::socket::message_pair()?;
     // The server waits on its end with its event loop.
     rustix::io::ioctl_fionbio(&server, true)?;
     for fd in [&server, &spawner] {
@@ -54,11 +51,11 @@ pub fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((server, spawner))
 }
 
-/// A monitor the spawner forked: its pid, and a pidfd opened while it could not yet be
-/// reaped.
+/// A monitor the spawner forked: its pid, and an exit watch opened while it could not
+/// yet be reaped.
 pub struct Forked {
     pub pid: u32,
-    pub pidfd: OwnedFd,
+    pub watch: ExitWatch,
 }
 
 /// The server's half, first step: asks the spawner at `control` to fork a monitor for
@@ -80,7 +77,7 @@ pub fn send_request(
         control,
         &[IoSlice::new(start)],
         &mut control_msg,
-        SendFlags::NOSIGNAL,
+        stead_sys::socket::SEND_NOSIGNAL,
     )?;
     Ok(())
 }
@@ -92,10 +89,13 @@ pub fn read_answer(control: BorrowedFd<'_>) -> io::Result<Forked> {
     let (got, pidfd) = receive(control, &mut answer)?
         .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "the spawner is gone"))?;
     match (&answer[..got], pidfd) {
-        ([b'+', pid @ ..], Some(pidfd)) if pid.len() == 4 => Ok(Forked {
-            pid: u32::from_le_bytes(pid.try_into().expect("four bytes")),
-            pidfd,
-        }),
+        ([b'+', pid @ ..], Some(fd)) if pid.len() == 4 => {
+            let pid = u32::from_le_bytes(pid.try_into().expect("four bytes"));
+            Ok(Forked {
+                pid,
+                watch: ExitWatch::from_received(pid, fd),
+            })
+        }
         ([b'-', why @ ..], _) => Err(io::Error::other(String::from_utf8_lossy(why).into_owned())),
         _ => Err(io::Error::other("the spawner answered nonsense")),
     }
@@ -110,8 +110,8 @@ pub fn serve() -> i32 {
     wake_on_child_exit();
     // Read once here, for every monitor forked: each is a copy of this process, and
     // needs read nothing but its own start time.
-    let _ = stead_core::identity::boot_id();
-    let arguments = argument_area();
+    let _ = stead_sys::identity::boot_id();
+    let arguments = ArgumentArea::find();
     let mut buffer = vec![0u8; MAX_REQUEST];
     loop {
         reap();
@@ -121,7 +121,7 @@ pub fn serve() -> i32 {
             // A monitor exited (SIGCHLD): reaped at the top of the loop.
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                eprintln!("stead spawner: {e}");
+                crate::diagnostic("spawner", &e.to_string());
                 return 1;
             }
         };
@@ -138,7 +138,7 @@ pub fn serve() -> i32 {
                 #[cfg(debug_assertions)]
                 late_answer_for_tests();
                 let reply = [&[b'+'][..], &forked.pid.to_le_bytes()].concat();
-                let fds = [forked.pidfd.as_fd()];
+                let fds = [forked.watch.as_fd()];
                 let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
                 let mut ancillary = SendAncillaryBuffer::new(&mut space);
                 ancillary.push(SendAncillaryMessage::ScmRights(&fds));
@@ -146,12 +146,12 @@ pub fn serve() -> i32 {
                     &control,
                     &[IoSlice::new(&reply)],
                     &mut ancillary,
-                    SendFlags::NOSIGNAL,
+                    stead_sys::socket::SEND_NOSIGNAL,
                 )
             }
             Err(why) => {
                 let reply = [&[b'-'][..], why.as_bytes()].concat();
-                rustix::net::send(&control, &reply, SendFlags::NOSIGNAL)
+                rustix::net::send(&control, &reply, stead_sys::socket::SEND_NOSIGNAL)
             }
         };
         if sent.is_err() {
@@ -204,13 +204,14 @@ fn receive(
         control,
         &mut [IoSliceMut::new(buffer)],
         &mut ancillary,
-        RecvFlags::CMSG_CLOEXEC,
+        stead_sys::socket::RECV_CLOEXEC,
     )?;
     let mut fd = None;
     for message in ancillary.drain() {
         if let RecvAncillaryMessage::ScmRights(fds) = message {
             // Any beyond the first is dropped, and so closed.
             for received in fds {
+                stead_sys::socket::received_cloexec(&received)?;
                 fd.get_or_insert(received);
             }
         }
@@ -244,28 +245,26 @@ fn fork_monitor(
         }
         pid => {
             // Opened before the next reap: the pid is the monitor's (or its zombie's).
-            let pidfd = rustix::process::Pid::from_raw(pid)
-                .ok_or_else(|| "fork answered pid 0".to_string())
-                .and_then(|p| {
-                    rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
-                        .map_err(|e| format!("pidfd_open: {e}"))
-                })?;
+            let watch = ExitWatch::open(pid as u32)
+                .map_err(|e| format!("watching the monitor's exit: {e}"))?
+                .ok_or_else(|| "the monitor was gone before it could be watched".to_string())?;
             Ok(Forked {
                 pid: pid as u32,
-                pidfd,
+                watch,
             })
         }
     }
 }
 
-/// In the forked child: what an exec'd monitor starts with (a session of its own,
-/// stdin and stderr on `/dev/null`, stdout the server's pipe), then its name.
+/// In the forked child: what an exec'd monitor starts with (a session of its own, stdin
+/// on `/dev/null`, stdout the server's pipe, stderr the spawner's: the monitors' log),
+/// then its name.
 fn become_monitor(control: std::os::fd::RawFd, stdout: OwnedFd) {
     use std::os::fd::IntoRawFd;
     let stdout = stdout.into_raw_fd();
     // SAFETY: plain system calls on this process's own descriptors and dispositions, in
     // a process with one thread. The control socket is stdin (fd 0): /dev/null takes its
-    // place, and the other two are moved onto 1 and 2.
+    // place; stdout is moved onto 1; 2 stays the spawner's.
     unsafe {
         libc::signal(libc::SIGCHLD, libc::SIG_DFL);
         libc::close(control);
@@ -274,50 +273,11 @@ fn become_monitor(control: std::os::fd::RawFd, stdout: OwnedFd) {
         libc::dup2(stdout, 1);
         if null >= 0 {
             libc::dup2(null, 0);
-            libc::dup2(null, 2);
         }
         for fd in [stdout, null] {
             if fd > 2 {
                 libc::close(fd);
             }
-        }
-    }
-}
-
-/// Where this process's command line lies in its memory (what the kernel shows as
-/// `/proc/self/cmdline`): the same place in every process forked from it.
-#[derive(Debug, Clone, Copy)]
-struct ArgumentArea {
-    start: usize,
-    len: usize,
-}
-
-/// The argument area, from fields 48 and 49 of `/proc/self/stat` (arg_start and
-/// arg_end), counted after the command name's closing parenthesis from field 3.
-fn argument_area() -> Option<ArgumentArea> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let start = fields.get(48 - 3)?.parse::<usize>().ok()?;
-    let end = fields.get(49 - 3)?.parse::<usize>().ok()?;
-    (end > start && end - start <= 1 << 20).then_some(ArgumentArea {
-        start,
-        len: end - start,
-    })
-}
-
-impl ArgumentArea {
-    /// Rewrites the last occurrence of `from` in the command line as `to` (of the same
-    /// length).
-    fn rename(self, from: &[u8], to: &[u8]) {
-        debug_assert_eq!(from.len(), to.len());
-        // SAFETY: the area is this process's own argument area (read from its own
-        // stat, or inherited through fork from the process that read it), mapped
-        // writable on its stack, which nothing else of this process reads now (std
-        // keeps a copy of the arguments).
-        let args = unsafe { std::slice::from_raw_parts_mut(self.start as *mut u8, self.len) };
-        if let Some(at) = args.windows(from.len()).rposition(|w| w == from) {
-            args[at..at + to.len()].copy_from_slice(to);
         }
     }
 }

@@ -17,8 +17,8 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
 use stead_protocol::RunStatus;
 
-use super::group::{self, Started};
 use super::log::Log;
+use super::process_group::{self, Started};
 use super::reap::{self, ChildExit};
 use super::signals::SignalPipe;
 use super::sweep::{self, Identity};
@@ -27,10 +27,6 @@ use stead_core::runs::RunEnd;
 /// How long to wait for the output pipes to close once the group is gone: a descendant
 /// that escaped the group (setsid) may hold them open indefinitely.
 const DRAIN: Duration = Duration::from_secs(1);
-
-/// The longest single sleep while a wall-clock deadline is pending: `poll` sleeps on the
-/// monotonic clock, which stands still while the machine is suspended.
-const WALL_CLOCK_RECHECK: Duration = Duration::from_secs(10);
 
 /// Bounds of the backoff between checks of a group that outlived its leader. Most
 /// deaths are announced by SIGCHLD (orphans are the monitor's children); this catches
@@ -109,11 +105,14 @@ fn readable(ms: u64) -> String {
 }
 
 /// What bounds a watched command: a timeout, and the grace between SIGTERM and SIGKILL.
+/// Both count time the machine was awake, never time it slept (a lid closed is not the
+/// command's doing): the timeout on the awake clock (`stead_sys::clock::awake`), the
+/// grace on `Instant`, which is that clock on both platforms.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// When the command times out, in wall time, with the timeout in milliseconds. Fixed
-    /// once, so that a run's alternatives share its timeout.
-    deadline: Option<(Timestamp, u64)>,
+    /// When the command times out, on the awake clock, with the timeout in milliseconds.
+    /// Fixed once, so that a run's alternatives share its timeout.
+    deadline: Option<(Duration, u64)>,
     kill_grace: Duration,
 }
 
@@ -121,9 +120,7 @@ impl Limits {
     /// A timeout of `timeout_ms` (if any) counted from now, and a grace of `kill_grace_ms`.
     pub fn from_now(timeout_ms: Option<u64>, kill_grace_ms: u64) -> Self {
         let deadline = timeout_ms.map(|ms| {
-            let at = Timestamp::now()
-                .checked_add(Duration::from_millis(ms))
-                .unwrap_or(Timestamp::MAX);
+            let at = stead_sys::clock::awake().saturating_add(Duration::from_millis(ms));
             (at, ms)
         });
         Self {
@@ -135,7 +132,7 @@ impl Limits {
     /// The timeout's stop, once the deadline has passed.
     pub fn expired(&self) -> Option<Stop> {
         let (at, ms) = self.deadline?;
-        (Timestamp::now() >= at).then_some(Stop::TimedOut(ms))
+        (stead_sys::clock::awake() >= at).then_some(Stop::TimedOut(ms))
     }
 }
 
@@ -172,6 +169,7 @@ pub fn watch(
     let mut watch = Watch {
         limits: *limits,
         leader: started.leader,
+        marker: started.marker,
         pipes: [Some(started.stdout), Some(started.stderr)],
         exit: None,
         stop: None,
@@ -213,9 +211,13 @@ pub fn watch(
     let escaped = if watch.nothing_left {
         0
     } else {
-        sweep::end_descendants(watch.limits.kill_grace, &watch.signalled)
+        sweep::end_descendants(watch.limits.kill_grace, &watch.signalled, &watch.marker)
     };
     reap::reap_all();
+    // Pipes left unread when the drain ran out of time: what they kept back goes in.
+    for stream in 0..watch.pipes.len() {
+        log.end_output(stream);
+    }
     Watched {
         end: watch.end(exit, escaped),
         stop: watch.stop,
@@ -226,6 +228,8 @@ pub fn watch(
 struct Watch {
     limits: Limits,
     leader: Pid,
+    /// The marker the command's processes carry (see [`process_group::Started`]).
+    marker: String,
     /// stdout and stderr, until each reaches end of file.
     pipes: [Option<OwnedFd>; 2],
     /// The leader's exit, once it has exited (it stays unreaped until the end).
@@ -260,7 +264,7 @@ impl Watch {
         let exit = self.exit?;
         let now = Instant::now();
         if self.recheck_at.is_some_and(|at| at <= now) {
-            if group::live_members(self.leader).is_empty() {
+            if process_group::live_members(self.leader, &self.marker).is_empty() {
                 self.recheck_at = None;
                 self.kill_at = None;
                 self.drain_until = Some(now + DRAIN);
@@ -281,12 +285,7 @@ impl Watch {
             .limits
             .deadline
             .filter(|_| self.exit.is_none() && self.stop.is_none());
-        let timeout = timeout.map(|(at, _)| {
-            let left = at.duration_since(Timestamp::now());
-            Duration::try_from(left)
-                .unwrap_or(Duration::ZERO)
-                .min(WALL_CLOCK_RECHECK)
-        });
+        let timeout = timeout.map(|(at, _)| at.saturating_sub(stead_sys::clock::awake()));
         let own_check = self
             .own_check_at
             .filter(|_| self.exit.is_none() && self.stop.is_none());
@@ -335,10 +334,13 @@ impl Watch {
         let Some(fd) = &self.pipes[i] else { return };
         let mut buf = [0u8; 16 * 1024];
         match rustix::io::read(fd.as_fd(), &mut buf) {
-            Ok(0) => self.pipes[i] = None,
-            Ok(n) => log.output(&buf[..n]),
+            Ok(n) if n > 0 => log.output(i, &buf[..n]),
             Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {}
-            Err(_) => self.pipes[i] = None,
+            // End of file, or a pipe that cannot be read.
+            Ok(_) | Err(_) => {
+                self.pipes[i] = None;
+                log.end_output(i);
+            }
         }
     }
 
@@ -363,7 +365,7 @@ impl Watch {
     fn on_exit(&mut self, exit: ChildExit) {
         self.exit = Some(exit);
         let now = Instant::now();
-        let (in_group, anything) = group::outlived(self.leader);
+        let (in_group, anything) = process_group::outlived(self.leader, &self.marker);
         if !anything {
             self.nothing_left = true;
             self.recheck_at = None;
@@ -410,14 +412,16 @@ impl Watch {
 
     fn terminate(&mut self) {
         if self.signalled.is_empty() {
-            self.signalled = group::live_members(self.leader).into_iter().collect();
+            self.signalled = process_group::live_members(self.leader, &self.marker)
+                .into_iter()
+                .collect();
         }
-        group::signal(self.leader, Signal::TERM);
+        process_group::signal(self.leader, Signal::TERM);
         self.kill_at = Some(Instant::now() + self.limits.kill_grace);
     }
 
     fn kill(&mut self) {
-        group::signal(self.leader, Signal::KILL);
+        process_group::signal(self.leader, Signal::KILL);
         self.kill_at = None;
         if self.recheck_at.is_some() {
             self.recheck_at = Some(Instant::now());

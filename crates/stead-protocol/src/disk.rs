@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::units::parse_size;
+
 /// The free space kept on the file system holding the run logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -24,11 +26,9 @@ impl Default for KeepFree {
     }
 }
 
-const KIB: u64 = 1024;
-
 impl KeepFree {
     /// A share never reserves more than this (as journald caps `SystemKeepFree`).
-    pub const PERCENT_CAP: u64 = 4 * KIB * KIB * KIB;
+    pub const PERCENT_CAP: u64 = 4 << 30;
 
     /// The bytes kept free on a file system of `total` bytes.
     pub fn bytes_of(self, total: u64) -> u64 {
@@ -57,24 +57,7 @@ impl KeepFree {
                 _ => Err(wrong()),
             };
         }
-        let split = text
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len());
-        let (number, unit) = text.split_at(split);
-        let number: u64 = number.parse().map_err(|_| wrong())?;
-        let scale = match unit.trim() {
-            "" | "B" => 1,
-            "KiB" => KIB,
-            "MiB" => KIB * KIB,
-            "GiB" => KIB * KIB * KIB,
-            "TiB" => KIB * KIB * KIB * KIB,
-            "kB" | "KB" => 1_000,
-            "MB" => 1_000_000,
-            "GB" => 1_000_000_000,
-            "TB" => 1_000_000_000_000,
-            _ => return Err(wrong()),
-        };
-        number.checked_mul(scale).map(Self::Bytes).ok_or_else(wrong)
+        parse_size(text).map(Self::Bytes).map_err(|_| wrong())
     }
 }
 
@@ -98,6 +81,15 @@ pub struct DiskSpace {
 }
 
 impl DiskSpace {
+    /// A disk of `total` bytes with `free` free, and what `keep_free` reserves there.
+    pub fn new(free: u64, total: u64, keep_free: KeepFree) -> Self {
+        Self {
+            free_bytes: free,
+            total_bytes: total,
+            reserve_bytes: keep_free.bytes_of(total),
+        }
+    }
+
     /// Below the reserve: run output is being dropped.
     pub fn below_reserve(&self) -> bool {
         self.free_bytes < self.reserve_bytes

@@ -64,6 +64,11 @@ pub struct JobSpec {
     /// Extra environment variables for the run.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Secrets from the host's secret store (`stead secret set`) its runs' commands get as
+    /// environment variables: `"NAME"` (the variable NAME) or `"VAR=NAME"`. Only the
+    /// names are kept; a run on a host that lacks one fails to start, naming it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
     /// The run is terminated (SIGTERM, then SIGKILL) after this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,
@@ -136,6 +141,66 @@ pub struct JobSpec {
     /// The queue (`stead queue set`) whose limit on runs at once this job's runs share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
+    /// The job is overdue when it has had no successful run for this long (such as
+    /// `"26h"`), counted from its last success or from when it was added: an `overdue`
+    /// event, once per lapse, and `stead status` lists it until a success ends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_within: Option<String>,
+    /// Its runs need the network: each command starts once the machine has a route out
+    /// (and `network_check` answers), waiting at most `network_wait` (default false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub needs_network: bool,
+    /// With `needs_network`: a `host:port` that must accept a TCP connection too (its
+    /// name resolved each time, so DNS is checked as well).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_check: Option<String>,
+    /// With `needs_network`: the longest a run waits for the network before it goes on
+    /// without it, saying so (default `"2m"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_wait: Option<String>,
+    /// What a fire does while the machine runs on battery: `run` (default), `defer`
+    /// (until it is on mains power, within the catch-up window) or `skip`.
+    #[serde(default, skip_serializing_if = "is_default_on_battery")]
+    pub on_battery: OnBattery,
+    /// Hold a sleep inhibitor while a run is live, so the machine does not sleep under
+    /// it (default false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub keep_awake: bool,
+    /// Delay each fire by a random amount up to this (such as `"5m"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<String>,
+    /// With `jitter`: the same delay for every fire of the job on a host, instead of a
+    /// new one each time (default false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub jitter_fixed: bool,
+}
+
+/// What a fire does while the machine runs on battery.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnBattery {
+    /// It runs as on mains power.
+    #[default]
+    Run,
+    /// It waits for mains power, within the catch-up window; past it, it is skipped.
+    Defer,
+    /// It is recorded `skipped`, saying why.
+    Skip,
+}
+
+impl OnBattery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnBattery::Run => "run",
+            OnBattery::Defer => "defer",
+            OnBattery::Skip => "skip",
+        }
+    }
+}
+
+fn is_default_on_battery(o: &OnBattery) -> bool {
+    *o == OnBattery::default()
 }
 
 /// Where a run cut on a lost host may be resumed.
@@ -166,6 +231,7 @@ impl Default for JobSpec {
             shell: false,
             cwd: None,
             env: BTreeMap::new(),
+            secrets: Vec::new(),
             timeout: None,
             concurrency: Concurrency::default(),
             enabled: true,
@@ -185,8 +251,38 @@ impl Default for JobSpec {
             retry_max_delay: None,
             after: Vec::new(),
             queue: None,
+            expect_within: None,
+            needs_network: false,
+            network_check: None,
+            network_wait: None,
+            on_battery: OnBattery::default(),
+            keep_awake: false,
+            jitter: None,
+            jitter_fixed: false,
         }
     }
+}
+
+/// A `secrets` entry read as (variable, secret name): `"NAME"` is `("NAME", "NAME")`,
+/// `"VAR=NAME"` is `("VAR", "NAME")`. Neither part is checked here.
+pub fn secret_binding(entry: &str) -> (&str, &str) {
+    entry.split_once('=').unwrap_or((entry, entry))
+}
+
+/// Whether `name` may name an environment variable: a letter or `_`, then letters,
+/// digits and `_`.
+pub fn valid_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether `name` may name a secret: a variable name (so that `"NAME"` alone gives the
+/// variable of the same name) of at most 128 bytes.
+pub fn valid_secret_name(name: &str) -> bool {
+    name.len() <= 128 && valid_variable_name(name)
 }
 
 fn is_default_catch_up(c: &CatchUp) -> bool {

@@ -10,12 +10,13 @@
 //! - the envelopes and error codes (`message.rs`), and each family's parameter and result
 //!   types (`job.rs`, `run.rs`, `service.rs`, `status.rs`, and `monitor.rs` for what a
 //!   run's monitor tells its server);
-//! - [`limits`] both sides know, the [`exit`] codes, and [`redact_url`], how a ledger's
-//!   URL travels without its password.
+//! - [`limits`] both sides know, the [`exit`] codes, [`redact_url`], how a ledger's
+//!   URL travels without its password, and [`units`], how durations and sizes are written.
 //!
 //! This crate holds data only (serde, no I/O), so any program can speak to stead by
 //! depending on it alone.
 
+pub mod checkpoint;
 mod disk;
 pub mod exit;
 mod job;
@@ -29,12 +30,18 @@ mod queue;
 mod redact;
 mod run;
 mod service;
+mod sleep;
 mod status;
+pub mod units;
 
+pub use checkpoint::{
+    Checkpoint, CheckpointGet, CheckpointSet, Checkpoints, Step, StepParams, StepState,
+};
 pub use disk::{DiskSpace, KeepFree};
 pub use job::{
     ApplyParams, ApplyResult, CatchUp, Concurrency, Job, JobChange, JobName, JobSpec, NameChanges,
-    PauseParams, ResumeOn, SetEnabled,
+    OnBattery, PauseParams, ResumeOn, SetEnabled, secret_binding, valid_secret_name,
+    valid_variable_name,
 };
 pub use message::{
     ErrorBody, ErrorCode, Hello, HelloLine, Outcome, RequestEnvelope, ResponseEnvelope,
@@ -48,7 +55,7 @@ pub use notify::{
 };
 pub use prune::{PruneParams, PruneResult, PrunedJob};
 pub use queue::{Queue, QueueName, QueueSpec};
-pub use redact::redact_url;
+pub use redact::{redact_notifier_url, redact_url};
 pub use run::{
     Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunParams, RunStatus, RunWait, Trigger,
 };
@@ -56,8 +63,9 @@ pub use service::{
     Blocker, Hold, HoldName, HoldSpec, Readiness, ReadinessParams, RestartMark, STEAD_DAEMON,
     STEAD_SERVICE, Service, ServiceName, ServiceSpec,
 };
+pub use sleep::{Sleep, SleepFilter};
 pub use status::{
-    HostInfo, HostsResult, HttpEndpoint, HttpParams, StatusResult, StopParams, StopResult,
+    HostInfo, HostsResult, HttpEndpoint, HttpParams, Overdue, StatusResult, StopParams, StopResult,
 };
 
 /// The protocol identifier carried in every hello line. A client refuses a server whose

@@ -66,6 +66,7 @@ pub struct ErrorBody {
 /// unknown code like [`ErrorCode::Internal`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// The line was not valid JSON.
     InvalidJson,
@@ -97,6 +98,26 @@ pub enum ErrorCode {
     Internal,
 }
 
+impl ErrorCode {
+    /// Every code of this version, in declaration order: for those who must answer each
+    /// (the enum is non-exhaustive: a later version may add codes).
+    pub const ALL: [ErrorCode; 13] = [
+        ErrorCode::InvalidJson,
+        ErrorCode::LineTooLong,
+        ErrorCode::InvalidRequest,
+        ErrorCode::UnknownMethod,
+        ErrorCode::InvalidParams,
+        ErrorCode::NotFound,
+        ErrorCode::Conflict,
+        ErrorCode::ShuttingDown,
+        ErrorCode::StoreUnavailable,
+        ErrorCode::Unauthorized,
+        ErrorCode::Forbidden,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::Internal,
+    ];
+}
+
 impl ErrorBody {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
@@ -126,6 +147,33 @@ impl ResponseEnvelope {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Where each code stands in [`ErrorCode::ALL`]: an exhaustive match, so a new code
+    /// fails to compile here until it is listed.
+    fn position(code: ErrorCode) -> usize {
+        match code {
+            ErrorCode::InvalidJson => 0,
+            ErrorCode::LineTooLong => 1,
+            ErrorCode::InvalidRequest => 2,
+            ErrorCode::UnknownMethod => 3,
+            ErrorCode::InvalidParams => 4,
+            ErrorCode::NotFound => 5,
+            ErrorCode::Conflict => 6,
+            ErrorCode::ShuttingDown => 7,
+            ErrorCode::StoreUnavailable => 8,
+            ErrorCode::Unauthorized => 9,
+            ErrorCode::Forbidden => 10,
+            ErrorCode::MethodNotAllowed => 11,
+            ErrorCode::Internal => 12,
+        }
+    }
+
+    #[test]
+    fn every_code_is_listed_once_in_order() {
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(position(*code), i, "{code:?}");
+        }
+    }
 
     #[test]
     fn response_shapes_are_flat() {

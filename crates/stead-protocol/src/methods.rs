@@ -12,12 +12,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
-    ApplyParams, ApplyResult, ErrorBody, ErrorCode, Hold, HoldName, HoldSpec, HostsResult,
-    HttpEndpoint, HttpParams, Job, JobName, JobSpec, MonitorCheck, MonitorFinished, MonitorNext,
-    MonitorNextRun, MonitorStarted, MonitorVerdict, Notifier, NotifierName, NotifierSpec,
-    NotifyTestResult, PauseParams, PruneParams, PruneResult, Queue, QueueName, QueueSpec,
-    Readiness, ReadinessParams, RestartMark, Run, RunFilter, RunId, RunLog, RunLogParams, RunNow,
-    RunWait, Service, ServiceName, ServiceSpec, SetEnabled, StatusResult, StopParams, StopResult,
+    ApplyParams, ApplyResult, Checkpoint, CheckpointGet, CheckpointSet, Checkpoints, ErrorBody,
+    ErrorCode, Hold, HoldName, HoldSpec, HostsResult, HttpEndpoint, HttpParams, Job, JobName,
+    JobSpec, MonitorCheck, MonitorFinished, MonitorNext, MonitorNextRun, MonitorStarted,
+    MonitorVerdict, Notifier, NotifierName, NotifierSpec, NotifyTestResult, PauseParams,
+    PruneParams, PruneResult, Queue, QueueName, QueueSpec, Readiness, ReadinessParams, RestartMark,
+    Run, RunFilter, RunId, RunLog, RunLogParams, RunNow, RunWait, Service, ServiceName,
+    ServiceSpec, SetEnabled, Sleep, SleepFilter, StatusResult, Step, StepParams, StepState,
+    StopParams, StopResult,
 };
 
 /// One method of the protocol.
@@ -222,6 +224,18 @@ methods! {
     NotifyRemove = "notify_remove", required(NotifierName) -> Notifier;
     /// POST a test event to a notifier now and say what it answered.
     NotifyTest = "notify_test", required(NotifierName) -> NotifyTestResult;
+    /// The sleeps the machine woke from, newest first.
+    SleepList = "sleep_list", optional(SleepFilter) -> Vec<Sleep>;
+    /// A run records a checkpoint under its idempotency key (the run holding the key only).
+    CheckpointSet = "checkpoint_set", required(CheckpointSet) -> Checkpoint;
+    /// One checkpoint of a run's idempotency key; `null` when it is not set.
+    CheckpointGet = "checkpoint_get", required(CheckpointGet) -> Option<Checkpoint>;
+    /// The checkpoints and completed steps of a run's idempotency key.
+    CheckpointList = "checkpoint_list", required(RunId) -> Checkpoints;
+    /// Whether a run's step completed already under its idempotency key.
+    StepBegin = "step_begin", required(StepParams) -> StepState;
+    /// A run records a step's completion (the run holding the key only).
+    StepDone = "step_done", required(StepParams) -> Step;
 }
 
 #[cfg(test)]
@@ -282,7 +296,7 @@ mod tests {
         );
         assert!(
             e.message.ends_with(
-                "prune, job_pause, queue_set, queue_list, queue_remove, notify_add, notify_list, notify_remove, notify_test"
+                "prune, job_pause, queue_set, queue_list, queue_remove, notify_add, notify_list, notify_remove, notify_test, sleep_list, checkpoint_set, checkpoint_get, checkpoint_list, step_begin, step_done"
             ),
             "{}",
             e.message

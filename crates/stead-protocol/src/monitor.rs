@@ -35,6 +35,28 @@ pub struct MonitorFinished {
     pub ended_at: String,
     #[serde(default)]
     pub ended_processes: Option<u32>,
+    /// When the run's command started (RFC 3339), which corrects the start its mark
+    /// recorded: `Some(Some(_))`, when it started; `Some(None)` (JSON `null`), it never
+    /// did (the run ended before); `None` (absent, as a monitor of an earlier release
+    /// sends it), the mark stays.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub started_at: Option<Option<String>>,
+    /// How long the run waited for what its job needs before its command started, in
+    /// milliseconds (see `Run::waited_ms`); absent when it waited for nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+    /// What it waited for and how the wait ended (see `Run::wait_note`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_note: Option<String>,
+}
+
+/// A field that is there, `null` or not: serde reads a `null` as absent otherwise.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 /// `monitor_next`: a monitor whose run is recorded, and which has nothing of it left
@@ -86,4 +108,32 @@ pub struct MonitorVerdict {
     /// With `restarting`: the service being restarted, if any.
     #[serde(default)]
     pub restarting_service: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(started_at: &str) -> MonitorFinished {
+        let text = format!(
+            r#"{{"run_id": 1, "status": "succeeded", "ended_at": "2026-12-01T00:00:00Z"{started_at}}}"#
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn a_start_that_is_absent_null_or_a_time_reads_apart_and_back() {
+        let at = "2026-12-01T00:00:00Z".to_string();
+        for (field, read) in [
+            ("", None),
+            (r#", "started_at": null"#, Some(None)),
+            (r#", "started_at": "2026-12-01T00:00:00Z""#, Some(Some(at))),
+        ] {
+            let params = finished(field);
+            assert_eq!(params.started_at, read, "{field}");
+            let again: MonitorFinished =
+                serde_json::from_value(serde_json::to_value(&params).unwrap()).unwrap();
+            assert_eq!(again, params);
+        }
+    }
 }

@@ -17,17 +17,23 @@ pub enum NotifyEvent {
     /// Fires not run because they were missed outside the catch-up window or under
     /// `catch_up = skip`.
     Missed,
-    /// The first success of a job after a failure.
+    /// The first success of a job after a failure, or one that ends its overdue lapse.
     Recovered,
     /// A run was cut (it is owed, and resumed unless something says otherwise).
     Interrupted,
+    /// A job with `expect_within` has had no success for that long: once per lapse.
+    Overdue,
     /// A test event (`stead notify test`).
     Test,
 }
 
 impl NotifyEvent {
     /// What a notifier gets when it names no events.
-    pub const DEFAULT: [NotifyEvent; 2] = [NotifyEvent::Failed, NotifyEvent::NotResumed];
+    pub const DEFAULT: [NotifyEvent; 3] = [
+        NotifyEvent::Failed,
+        NotifyEvent::NotResumed,
+        NotifyEvent::Overdue,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -36,6 +42,7 @@ impl NotifyEvent {
             NotifyEvent::Missed => "missed",
             NotifyEvent::Recovered => "recovered",
             NotifyEvent::Interrupted => "interrupted",
+            NotifyEvent::Overdue => "overdue",
             NotifyEvent::Test => "test",
         }
     }
@@ -49,7 +56,7 @@ pub struct NotifierSpec {
     pub name: String,
     /// Where each event is POSTed as JSON (`http://` or `https://`).
     pub url: String,
-    /// The events it gets; empty: `failed` and `not_resumed`.
+    /// The events it gets; empty: `failed`, `not_resumed` and `overdue`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<NotifyEvent>,
     /// Only events of these jobs; empty: every job.

@@ -1,7 +1,9 @@
-//! How a ledger's URL may travel: never with its password.
+//! How URLs that may carry credentials are shown: a ledger's never with its password, a
+//! notifier's never with its credentials or query values.
 //!
-//! `status`, `hosts` and error messages name a PostgreSQL ledger by its URL; this is the
-//! one place that decides what of it is shown.
+//! `status`, `hosts` and error messages name a PostgreSQL ledger by its URL, and
+//! `notify ls`, the HTTP API and MCP show notifiers' URLs (an ntfy or Slack webhook may
+//! carry a token); this is the one place that decides what of them is shown.
 
 /// `url` with any password replaced by `***`, in the URL form (`//user:secret@host`,
 /// `?password=secret`) and the key/value form (`password=secret`, quoted or not).
@@ -35,6 +37,44 @@ pub fn redact_url(url: &str) -> String {
         None => String::new(),
     };
     format!("{scheme}://{authority}{path}{query}")
+}
+
+/// A notifier's `url` as shown: its userinfo (`//user:token@`) and every query value
+/// (`?token=...`) and fragment replaced by `***`, so a token carried there is never
+/// shown. The URL is kept and used as given; this is only what is printed. A token in
+/// the path itself (as some webhooks have) cannot be told from the path, and is shown.
+pub fn redact_notifier_url(url: &str) -> String {
+    let (url, fragment) = match url.split_once('#') {
+        Some((url, _)) => (url, "#***"),
+        None => (url, ""),
+    };
+    let (rest, query) = match url.split_once('?') {
+        Some((rest, query)) => (rest, Some(query)),
+        None => (url, None),
+    };
+    let (scheme, rest) = rest.split_once("://").unwrap_or(("", rest));
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let authority = match authority.rsplit_once('@') {
+        Some((_, hosts)) => format!("***@{hosts}"),
+        None => authority.to_string(),
+    };
+    let query = query.map_or(String::new(), |query| {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) => format!("{key}=***"),
+                None if pair.is_empty() => String::new(),
+                None => "***".to_string(),
+            })
+            .collect();
+        format!("?{}", pairs.join("&"))
+    });
+    let scheme = if scheme.is_empty() {
+        String::new()
+    } else {
+        format!("{scheme}://")
+    };
+    format!("{scheme}{authority}{path}{query}{fragment}")
 }
 
 /// The key/value form with the value of `password` replaced; a quoted value may hold
@@ -79,7 +119,26 @@ fn redact_pairs(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::redact_url;
+    use super::{redact_notifier_url, redact_url};
+
+    #[test]
+    fn a_notifiers_credentials_and_query_values_are_masked() {
+        for (url, shown) in [
+            (
+                "https://ntfy.sh/alerts?auth=tk_secret&x=1",
+                "https://ntfy.sh/alerts?auth=***&x=***",
+            ),
+            (
+                "https://user:pa55@hooks.example/in#frag",
+                "https://***@hooks.example/in#***",
+            ),
+            ("https://tok3n@h/x?flag", "https://***@h/x?***"),
+            ("http://127.0.0.1:9000/hook", "http://127.0.0.1:9000/hook"),
+            ("http://h/a@b", "http://h/a@b"),
+        ] {
+            assert_eq!(redact_notifier_url(url), shown, "{url}");
+        }
+    }
 
     #[test]
     fn passwords_are_redacted_in_both_url_forms() {

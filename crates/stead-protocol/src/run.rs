@@ -129,10 +129,31 @@ pub struct Run {
     /// A queued retry does not start before this time (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_before: Option<String>,
+    /// How long the machine slept while the run ran, in milliseconds (a sleep the
+    /// server lived through, between the run's start and its end). Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub slept_ms: u64,
     /// The run that carries this one on: its retry (after a genuine failure) or its
     /// resume (after a cut). Absent while there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub followed_by: Option<i64>,
+    /// How long the run waited, after it was taken and before its command started, for
+    /// what its job needs (the network, mains power), in milliseconds. Absent when it
+    /// waited for nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+    /// What it waited for and how the wait ended ("waited 4.1s for the network", "went
+    /// on without network after 2m", "deferred 12m on battery power").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_note: Option<String>,
+    /// For a catch-up run whose fire came due while the machine slept: that sleep, in
+    /// words ("missed while the machine slept 02:10-07:45 UTC"). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caught_up: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A run's own environment and arguments, on top of its job's.

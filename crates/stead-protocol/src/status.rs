@@ -29,6 +29,19 @@ pub struct StatusResult {
     /// The disk holding the state directory, when it can be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk: Option<crate::DiskSpace>,
+    /// Jobs overdue now: no success within their `expect_within`. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overdue: Vec<Overdue>,
+}
+
+/// A job overdue: its expected success has not come.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overdue {
+    pub job: String,
+    /// Its `expect_within`.
+    pub expect_within: String,
+    /// When its success was due (RFC 3339, UTC): the lapse began then.
+    pub since: String,
 }
 
 /// Parameters of `stop`.

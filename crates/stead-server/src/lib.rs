@@ -4,56 +4,30 @@
 //! test starts a whole server in its own process in one line with
 //! `testing::TestServer` (feature `testing`). The sequence:
 //!
-//! 1. [`startup`]: take the lock file ([`lock`]), claim the epoch lease, bind the socket;
-//! 2. serve: accept connections (`connection`), answer requests (`dispatch`, one handler
-//!    per method in `handlers`), renew the lease (`heartbeat`), fire jobs
-//!    (`scheduler`), resume cut runs (`resume`), prune old runs and logs (`retention`), start and watch runs' monitors (`runs`),
-//!    and on a shared ledger take part in the cluster (`cluster`) and ship this host's
-//!    run logs to the ledger (`ship`);
+//! 1. [`startup`]: take the lock file (`system::lock`), claim the epoch lease, bind the
+//!    socket;
+//! 2. serve: the request path (`request`: accept connections, answer each request with
+//!    its method's handler over the ledger), the background tasks (`tasks`: renew the
+//!    lease, fire jobs, start waiting runs, resume cut runs, prune, deliver
+//!    notifications, and on a shared ledger take part in the cluster and ship run logs),
+//!    and the runs in the server's hands (`runs`: admit, start and watch monitors,
+//!    cancel, reconcile at boot);
 //! 3. `shutdown`: release everything a successor needs *first* (socket, lease, lock
 //!    file), then drain. A server frozen or slow during its drain blocks nobody.
 //!
-//! Handlers reach the ledger through `ledger` (blocking calls off the async threads,
-//! store errors as protocol errors). The HTTP API and the dashboard (`http`, feature
-//! `http`) call the same dispatcher; the rest of the server sees them only through
-//! `web`. Where a new method goes is told in `docs/architecture.md`.
+//! What every part shares is in `shared` (who the server is, what wakes its tasks, the
+//! runs in its hands); what it asks of the system around it, beyond the platform layer,
+//! is in [`system`]. Where a new method goes is told in `docs/architecture.md`.
 
-mod accept;
-mod cluster;
-mod connection;
-// `call` serves the HTTP API (and in-process tests) beside the socket's `handle`.
-#[cfg_attr(not(any(feature = "http", feature = "testing")), allow(dead_code))]
-mod dispatch;
-mod fdlimit;
-pub mod fsutil;
-mod group;
-mod handlers;
-mod heartbeat;
-#[cfg(feature = "http")]
-mod http;
-mod ledger;
-pub mod lock;
-mod logs;
-// Collected always; rendered only by the HTTP API's `/metrics`.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-mod metrics;
-mod notify;
-mod ownership;
-#[cfg(target_os = "linux")]
-mod resident;
-mod resume;
-mod retention;
+mod request;
 mod runs;
-mod scheduler;
 mod shared;
-mod ship;
 mod shutdown;
-mod starter;
 pub mod startup;
+pub mod system;
+mod tasks;
 #[cfg(feature = "testing")]
 pub mod testing;
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-mod web;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -68,7 +42,7 @@ use stead_store::Store;
 use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
-use crate::lock::LockRecord;
+use crate::system::lock::LockRecord;
 use shared::Shared;
 pub use shared::StopReason;
 use startup::{StartError, Startup};
@@ -87,7 +61,7 @@ pub struct World {
     pub clock: SharedClock,
     /// The `stead` executable whose hidden `monitor` subcommand watches each run.
     pub monitor_exe: PathBuf,
-    /// This host's id (see [`stead_core::machine`]); every run row carries it.
+    /// This host's id (see [`stead_sys::machine`]); every run row carries it.
     pub machine_id: String,
 }
 
@@ -108,7 +82,7 @@ pub async fn run(
     stop: impl Future<Output = StopReason>,
     on_ready: impl FnOnce(&Hello),
 ) -> Result<Outcome, StartError> {
-    let descriptors = fdlimit::raise();
+    let descriptors = system::fdlimit::raise();
     // On a shared ledger every host reads time as the database's clock has it.
     let ledger_clock = world
         .store
@@ -147,9 +121,9 @@ pub async fn run(
     started.listener.set_nonblocking(true).map_err(bind_err)?;
     let mut listener = tokio::net::UnixListener::from_std(started.listener).map_err(bind_err)?;
     #[cfg(feature = "http")]
-    let web = web::HttpState::new(Some(http::start_on_loopback));
+    let web = request::web::HttpState::new(Some(request::http::start_on_loopback));
     #[cfg(not(feature = "http"))]
-    let web = web::HttpState::new(None);
+    let web = request::web::HttpState::new(None);
     let shared = Arc::new(Shared::new(
         world,
         server_id,
@@ -157,18 +131,18 @@ pub async fn run(
         web,
         ledger_clock,
     ));
-    heartbeat::read_ledger_clock(&shared).await;
+    tasks::heartbeat::read_ledger_clock(&shared).await;
     // Startup binds a configured address only in a build that serves the API.
     #[cfg(feature = "http")]
     if let Some((listener, token)) = started.http {
         let allow_remote = shared.world.config.http.allow_remote;
-        if let Err(e) = http::serve(&shared, listener, token, allow_remote) {
+        if let Err(e) = request::http::serve(&shared, listener, token, allow_remote) {
             error!(cause = %e, "failed to serve the HTTP API");
         }
     }
     info!(
-        server_id = %shared.server_id,
-        pid = shared.pid,
+        server_id = %shared.me.server_id,
+        pid = shared.me.pid,
         descriptors,
         epoch = shared.epoch(),
         socket = %shared.world.paths.socket().display(),
@@ -177,39 +151,39 @@ pub async fn run(
     {
         let world = shared.world.clone();
         let set_aside =
-            tokio::task::spawn_blocking(move || logs::set_aside_for_a_fresh_ledger(&world)).await;
+            tokio::task::spawn_blocking(move || runs::logs::set_aside_for_a_fresh_ledger(&world))
+                .await;
         if let Ok(Err(e)) = set_aside {
             warn!(cause = %e, "failed to read the ledger for its runs' logs");
         }
     }
     runs::reconcile(&shared).await;
-    cluster::start(&shared);
+    tasks::cluster::start(&shared);
     on_ready(&shared.hello());
     // Up before the first run needs it, off the path of this server's first answers;
     // then, once the background tasks below have made their first pass, what the start
     // touched is let go of.
-    #[cfg(target_os = "linux")]
-    {
-        let warming = shared.clone();
-        tokio::task::spawn_blocking(move || warming.spawner.warm());
-        let settling = shared.clone();
-        tokio::spawn(async move {
-            let passes = settling.first_passes.acquire_many(resident::FIRST_PASSES);
-            // A scheduler that does not lead (a shared ledger) makes no pass: not waited for.
-            let _ = tokio::time::timeout(resident::SETTLE_MAX, passes).await;
-            tokio::task::spawn_blocking(resident::let_go_of_start);
-        });
-    }
+    let warming = shared.clone();
+    tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
+    let settling = shared.clone();
+    tokio::spawn(async move {
+        let passes = settling
+            .first_passes
+            .acquire_many(system::resident::FIRST_PASSES);
+        // A scheduler that does not lead (a shared ledger) makes no pass: not waited for.
+        let _ = tokio::time::timeout(system::resident::SETTLE_MAX, passes).await;
+        tokio::task::spawn_blocking(system::resident::let_go_of_start);
+    });
 
     let tracker = TaskTracker::new();
-    let heartbeat = tokio::spawn(heartbeat::run(shared.clone()));
-    let scheduler = tokio::spawn(scheduler::run(shared.clone()));
-    let resumer = tokio::spawn(resume::run(shared.clone()));
-    let pruner = tokio::spawn(retention::run(shared.clone()));
-    let starter = tokio::spawn(starter::run(shared.clone()));
-    let notifier = tokio::spawn(notify::run(shared.clone()));
+    let heartbeat = tokio::spawn(tasks::heartbeat::run(shared.clone()));
+    let scheduler = tokio::spawn(tasks::scheduler::run(shared.clone()));
+    let resumer = tokio::spawn(tasks::resume::run(shared.clone()));
+    let pruner = tokio::spawn(tasks::retention::run(shared.clone()));
+    let starter = tokio::spawn(tasks::starter::run(shared.clone()));
+    let notifier = tokio::spawn(tasks::notify::run(shared.clone()));
     tokio::pin!(stop);
-    let mut accept_errors = accept::AcceptErrors::new("accept failed on the socket");
+    let mut accept_errors = request::accept::AcceptErrors::new("accept failed on the socket");
     loop {
         tokio::select! {
             biased;
@@ -218,7 +192,7 @@ pub async fn run(
                 shared.begin_stop(reason);
                 break;
             }
-            () = shared.rebind.notified() => {
+            () = shared.wake.rebind.notified() => {
                 match startup::bind(&shared.world.paths).and_then(|(std, inode)| {
                     std.set_nonblocking(true).map_err(&bind_err)?;
                     let fresh = tokio::net::UnixListener::from_std(std).map_err(bind_err)?;
@@ -235,7 +209,7 @@ pub async fn run(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     accept_errors.accepted();
-                    tracker.spawn(connection::serve(shared.clone(), stream));
+                    tracker.spawn(request::connection::serve(shared.clone(), stream));
                 }
                 Err(e) => {
                     // Out of descriptors, most likely: serve the connections there are,

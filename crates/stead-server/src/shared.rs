@@ -9,13 +9,14 @@ use tokio::sync::{Notify, broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::World;
-use super::metrics::Metrics;
 use super::startup::Held;
-use crate::lock::{LockPaths, LockRecord};
-use crate::web::HttpState;
+use crate::request::metrics::Metrics;
+use crate::request::web::HttpState;
+use crate::system::lock::{LockPaths, LockRecord};
 use stead_core::clock::{LedgerClock, rfc3339};
-use stead_core::identity::StartIdentity;
 use stead_core::lease::HeldLease;
+use stead_core::plan::Planner;
+use stead_sys::identity::StartIdentity;
 
 /// Why a server stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,64 +49,32 @@ pub enum Phase {
     Released,
 }
 
+/// What every part of a running server shares: its world, who it is, what wakes its
+/// tasks, the runs in its hands, and its lease and life.
 #[derive(Debug)]
 pub struct Shared {
     pub world: World,
-    pub server_id: String,
-    pub pid: u32,
-    pub start_identity: StartIdentity,
-    pub started_at: Timestamp,
-    pub lock_record: LockRecord,
-    pub lock_paths: LockPaths,
-    socket_inode: Mutex<(u64, u64)>,
-    /// Wakes the accept loop to bind a new socket file (the old one was removed).
-    pub rebind: Notify,
+    /// Who this server is.
+    pub me: Me,
+    /// What wakes the server's background tasks.
+    pub wake: Wakes,
+    /// The runs in this server's hands: how they are planned, written, started and
+    /// watched.
+    pub runs: RunBooks,
     lease: watch::Sender<HeldLease>,
     stop_reason: Mutex<Option<StopReason>>,
     /// Cancelled when the server begins to stop.
     pub stop: CancellationToken,
     pub phase: watch::Sender<Phase>,
-    /// Wakes the heartbeat for an immediate renewal (a request found the lease expired).
-    pub renew_now: Notify,
-    /// Wakes the scheduler: jobs were added, changed or removed.
-    pub jobs_changed: Notify,
-    /// A run was written waiting (for its time or a place in its queue): the starter
-    /// looks again.
-    pub waiting_changed: Notify,
-    /// Notifiers changed: the deliverer looks again.
-    pub notifiers_changed: Notify,
-    /// The process that forks runs' monitors.
-    #[cfg(target_os = "linux")]
-    pub spawner: crate::runs::spawner::Spawner,
-    /// On-demand admissions, monitors' running marks and runs' ends waiting for their
-    /// commit.
-    pub writes: crate::group::Group,
     /// The id of every run whose row changed (created, started, ended): sent through
     /// [`Shared::run_changed`] or [`Shared::run_changed_quietly`].
     pub run_events: broadcast::Sender<i64>,
-    /// Whether the starter has cause to read the ledger (see `starter::Due`).
-    pub starter: crate::starter::Due,
-    /// Wakes the resumer: a run was cut while this server serves, or a service it waited
-    /// for is ready again.
-    pub runs_cut: Notify,
     /// Bumped whenever jobs, services or holds change (runs have `run_events`): readiness
     /// waiters look again.
     pub changes: watch::Sender<u64>,
-    /// This boot of this machine: runs record it, and a row from another boot was cut
-    /// by a reboot.
-    pub boot_id: String,
     /// The scheduler's leader epoch while this server leads (always, on a ledger of one
     /// host); the scheduler runs only then.
     pub leader: watch::Sender<Option<i64>>,
-    /// Wakes the claimer: a run was queued for any host (shared ledgers only).
-    pub claim_now: Notify,
-    /// Runs of this host that ended and whose logs are still to be shipped whole to the
-    /// shared ledger (`ship`).
-    log_ends: Mutex<BTreeSet<i64>>,
-    /// Wakes the log shipper: a run of this host ended.
-    pub ship_now: Notify,
-    /// This host's name on a shared ledger (what `--host` names).
-    pub host_name: String,
     /// The server's runtime, for work handed over from threads of its own (the shared
     /// ledger's listener).
     pub runtime: tokio::runtime::Handle,
@@ -116,9 +85,76 @@ pub struct Shared {
     /// On a shared ledger, the clock `world.clock` is: this host's, set to the database's.
     pub ledger_clock: Option<Arc<LedgerClock>>,
     /// Whether this host's runs are still its own, as last confirmed (shared ledgers).
-    pub ownership: crate::ownership::Ownership,
+    pub ownership: crate::runs::ownership::Ownership,
     /// Held while a prune runs: one at a time.
     pub pruning: tokio::sync::Mutex<()>,
+    /// A permit for each background task that has made its first pass: what the start
+    /// touched is let go of once they have (`resident`), not while they still run code
+    /// they will not run again soon.
+    pub first_passes: tokio::sync::Semaphore,
+    /// The last reading of the machine's clocks, and the sleeps lately noticed.
+    pub sleeps: crate::tasks::sleeps::SleepWatch,
+    /// The jobs overdue, as last read.
+    pub overdue: crate::tasks::overdue::OverdueBook,
+}
+
+/// Who a server is: what its hello, its status, its lock file and its runs' rows say of
+/// it.
+#[derive(Debug)]
+pub struct Me {
+    pub server_id: String,
+    pub pid: u32,
+    pub start_identity: StartIdentity,
+    pub started_at: Timestamp,
+    pub lock_record: LockRecord,
+    pub lock_paths: LockPaths,
+    /// This boot of this machine: runs record it, and a row from another boot was cut
+    /// by a reboot.
+    pub boot_id: String,
+    /// This host's name on a shared ledger (what `--host` names).
+    pub host_name: String,
+    /// The socket file this server bound (device, inode).
+    socket_inode: Mutex<(u64, u64)>,
+}
+
+/// What wakes the server's background tasks, each told why.
+#[derive(Debug, Default)]
+pub struct Wakes {
+    /// The accept loop: bind a new socket file (the old one was removed).
+    pub rebind: Notify,
+    /// The heartbeat: renew now (a request found the lease expired).
+    pub renew_now: Notify,
+    /// The scheduler: jobs were added, changed or removed.
+    pub jobs_changed: Notify,
+    /// The starter: a run was written waiting (for its time or a place in its queue).
+    pub waiting_changed: Notify,
+    /// The deliverer: notifiers changed.
+    pub notifiers_changed: Notify,
+    /// The resumer: a run was cut while this server serves, or a service it waited for
+    /// is ready again.
+    pub runs_cut: Notify,
+    /// The claimer: a run was queued for any host (shared ledgers only).
+    pub claim_now: Notify,
+    /// The log shipper: a run of this host ended.
+    pub ship_now: Notify,
+    /// Retention: a run's end found the disk holding the logs below its reserve.
+    pub disk_low: Notify,
+}
+
+/// The runs in a server's hands, from plan to end.
+#[derive(Debug)]
+pub struct RunBooks {
+    /// What their plans are made with.
+    pub planner: Planner,
+    /// The process that forks their monitors.
+    pub spawner: crate::runs::spawner::Spawner,
+    /// On-demand admissions, monitors' running marks and runs' ends waiting for their
+    /// commit.
+    pub writes: crate::request::group_commit::Group,
+    /// Whether the starter has cause to read the ledger (see `starter::Due`).
+    pub starter: crate::tasks::starter::Due,
+    /// The monitors linked to this server, and those waiting for another run.
+    pub monitors: crate::runs::Monitors,
     /// Monitors being started for runs whose admission was already answered
     /// (`runs::start_now`): a stopping server lets them finish.
     pub launches: tokio_util::task::TaskTracker,
@@ -127,12 +163,9 @@ pub struct Shared {
     /// nothing to read or settle) and a wake-up for when its monitor is done with it
     /// without exiting (it took another run: `runs::reuse`).
     watched: Mutex<HashMap<i64, Watched>>,
-    /// The monitors linked to this server, and those waiting for another run.
-    pub monitors: crate::runs::Monitors,
-    /// A permit for each background task that has made its first pass: what the start
-    /// touched is let go of once they have (`resident`), not while they still run code
-    /// they will not run again soon.
-    pub first_passes: tokio::sync::Semaphore,
+    /// Runs of this host that ended and whose logs are still to be shipped whole to the
+    /// shared ledger (`ship`).
+    log_ends: Mutex<BTreeSet<i64>>,
 }
 
 /// A watched run: see `Shared::watched`.
@@ -151,49 +184,53 @@ impl Shared {
         ledger_clock: Option<Arc<LedgerClock>>,
     ) -> Self {
         let started_at = world.clock.now();
-        #[cfg(target_os = "linux")]
-        let spawner = crate::runs::spawner::Spawner::new(&world.monitor_exe, world.paths.dir());
-        Self {
-            #[cfg(target_os = "linux")]
-            spawner,
-            world,
+        let runs = RunBooks {
+            planner: Planner {
+                ledger: world.store.ledger_ref(),
+                state_dir: world.paths.dir().to_path_buf(),
+                log_dir: world.paths.logs_dir().join("runs"),
+                power_supplies: world.config.power_supplies.clone(),
+            },
+            spawner: crate::runs::spawner::Spawner::new(&world.monitor_exe, world.paths.dir()),
+            writes: crate::request::group_commit::Group::default(),
+            starter: crate::tasks::starter::Due::default(),
+            monitors: Default::default(),
+            launches: tokio_util::task::TaskTracker::new(),
+            watched: Mutex::new(HashMap::new()),
+            log_ends: Mutex::new(BTreeSet::new()),
+        };
+        let me = Me {
             server_id,
             pid: std::process::id(),
             start_identity: started.start_identity,
             started_at,
             lock_record: started.lock_record,
             lock_paths: started.lock_paths,
+            boot_id: stead_sys::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
+            host_name: stead_sys::machine::host_name(),
             socket_inode: Mutex::new(started.socket_inode),
-            rebind: Notify::new(),
+        };
+        Self {
+            world,
+            me,
+            wake: Wakes::default(),
+            runs,
             lease: watch::channel(started.lease).0,
             stop_reason: Mutex::new(None),
             stop: CancellationToken::new(),
             phase: watch::channel(Phase::Serving).0,
-            renew_now: Notify::new(),
-            jobs_changed: Notify::new(),
-            waiting_changed: Notify::new(),
-            notifiers_changed: Notify::new(),
-            writes: crate::group::Group::default(),
             run_events: broadcast::channel(1024).0,
-            starter: crate::starter::Due::default(),
-            runs_cut: Notify::new(),
             changes: watch::channel(0).0,
-            boot_id: stead_core::identity::boot_id().unwrap_or_else(|_| "unknown".into()),
             leader: watch::channel(None).0,
-            claim_now: Notify::new(),
-            log_ends: Mutex::new(BTreeSet::new()),
-            watched: Mutex::new(HashMap::new()),
-            monitors: Default::default(),
-            first_passes: tokio::sync::Semaphore::new(0),
-            ship_now: Notify::new(),
-            host_name: stead_core::machine::host_name(),
             runtime: tokio::runtime::Handle::current(),
             metrics: Metrics::default(),
             web,
             ledger_clock,
             ownership: Default::default(),
             pruning: tokio::sync::Mutex::new(()),
-            launches: tokio_util::task::TaskTracker::new(),
+            first_passes: tokio::sync::Semaphore::new(0),
+            sleeps: Default::default(),
+            overdue: Default::default(),
         }
     }
 
@@ -205,11 +242,19 @@ impl Shared {
     }
 
     pub fn socket_inode(&self) -> (u64, u64) {
-        *self.socket_inode.lock().unwrap_or_else(|p| p.into_inner())
+        *self
+            .me
+            .socket_inode
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn set_socket_inode(&self, inode: (u64, u64)) {
-        *self.socket_inode.lock().unwrap_or_else(|p| p.into_inner()) = inode;
+        *self
+            .me
+            .socket_inode
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = inode;
     }
 
     pub fn lease(&self) -> HeldLease {
@@ -233,9 +278,9 @@ impl Shared {
     pub fn hello(&self) -> Hello {
         Hello {
             protocol: PROTOCOL.to_string(),
-            server_id: self.server_id.clone(),
+            server_id: self.me.server_id.clone(),
             epoch: self.epoch(),
-            pid: self.pid,
+            pid: self.me.pid,
             version: crate::VERSION.to_string(),
         }
     }
@@ -243,27 +288,30 @@ impl Shared {
     pub fn status(&self) -> StatusResult {
         let lease = self.lease();
         StatusResult {
-            server_id: self.server_id.clone(),
-            pid: self.pid,
+            server_id: self.me.server_id.clone(),
+            pid: self.me.pid,
             epoch: lease.epoch,
             version: crate::VERSION.to_string(),
             protocol: PROTOCOL.to_string(),
-            started_at: rfc3339(self.started_at),
+            started_at: rfc3339(self.me.started_at),
             lease_expires_at: rfc3339(lease.expires_at),
             state_dir: self.world.paths.dir().display().to_string(),
             socket: self.world.paths.socket().display().to_string(),
-            start_identity: self.start_identity.to_string(),
+            start_identity: self.me.start_identity.to_string(),
             ledger: self.world.ledger.describe(),
             http: self.web.endpoint().map(|e| e.url()),
             clock_offset_ms: self.clock_offset_ms(),
             disk: self.disk(),
+            overdue: self.overdue.list(),
         }
     }
 
     /// The disk holding the state directory: free and total bytes, and the logs'
     /// reserve there. `None` when the file system cannot say.
     pub fn disk(&self) -> Option<stead_protocol::DiskSpace> {
-        stead_core::disk::disk_space(self.world.paths.dir(), self.world.config.logs.keep_free)
+        let (free, total) = stead_sys::disk::space(self.world.paths.dir()).ok()?;
+        let keep_free = self.world.config.logs.keep_free;
+        Some(stead_protocol::DiskSpace::new(free, total, keep_free))
     }
 
     /// On a shared ledger, this host's clock minus the database's, as last measured.
@@ -317,6 +365,12 @@ impl Shared {
         matches!(self.stop_reason(), Some(StopReason::Superseded(_)))
     }
 
+    /// Whether this host limits the runs of jobs that name no queue
+    /// (`[queues] default_parallel`): their runs are then written waiting.
+    pub fn default_limit(&self) -> bool {
+        self.world.config.queues.default_parallel.is_some()
+    }
+
     /// The machine a run admitted here is for: none yet on a shared ledger (the first
     /// eligible host to claim it runs it), else this one.
     pub fn queue_host(&self) -> &str {
@@ -338,7 +392,7 @@ impl Shared {
     /// Run `id`'s row changed: its waiters are told, and the starter reads the ledger
     /// again (the change may have written a run waiting, or made room for one).
     pub fn run_changed(&self, id: i64) {
-        self.starter.changed();
+        self.runs.starter.changed();
         let _ = self.run_events.send(id);
     }
 
@@ -351,7 +405,7 @@ impl Shared {
     }
 
     fn watched_runs(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Watched>> {
-        self.watched.lock().unwrap_or_else(|p| p.into_inner())
+        self.runs.watched.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A watch of the run's monitor begins: what wakes it when the monitor is done with
@@ -392,17 +446,19 @@ impl Shared {
     /// A run of this host ended: on a shared ledger, the rest of its log is shipped now.
     pub fn log_ended(&self, run_id: i64) {
         if self.world.store.is_shared() {
-            self.log_ends
+            self.runs
+                .log_ends
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(run_id);
-            self.ship_now.notify_one();
+            self.wake.ship_now.notify_one();
         }
     }
 
     /// The ended runs whose logs are still to be shipped whole.
     pub fn logs_ended(&self) -> BTreeSet<i64> {
-        self.log_ends
+        self.runs
+            .log_ends
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
@@ -410,7 +466,7 @@ impl Shared {
 
     /// Of the ended runs a pass looked at (`looked_at`), all are done but those `left`.
     pub fn logs_shipped(&self, looked_at: &[i64], left: &BTreeSet<i64>) {
-        let mut ends = self.log_ends.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ends = self.runs.log_ends.lock().unwrap_or_else(|p| p.into_inner());
         for id in looked_at {
             if !left.contains(id) {
                 ends.remove(id);

@@ -16,7 +16,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 use super::shared::{Phase, Shared, StopReason};
-use crate::lock;
+use crate::system::lock;
 
 /// How long open requests get to finish once everything is released.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
@@ -35,10 +35,10 @@ pub async fn run(shared: &Arc<Shared>, tracker: &TaskTracker) -> StopReason {
     shared.phase.send_replace(Phase::Released);
     info!("released the socket, lease and lock file; draining open requests");
     tracker.close();
-    shared.launches.close();
+    shared.runs.launches.close();
     let drained = async {
         tracker.wait().await;
-        shared.launches.wait().await;
+        shared.runs.launches.wait().await;
     };
     if tokio::time::timeout(DRAIN_GRACE, drained).await.is_err() {
         warn!(
@@ -73,7 +73,7 @@ fn release(shared: &Shared) {
             Err(e) => warn!(cause = %e, "failed to release the lease; it will expire"),
         }
     }
-    if let Err(e) = lock::release(&shared.lock_paths, &shared.lock_record) {
+    if let Err(e) = lock::release(&shared.me.lock_paths, &shared.me.lock_record) {
         warn!(cause = %e, "failed to remove the lock file");
     }
 }

@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 use stead_protocol::Hello;
 use tracing::{info, warn};
 
-use crate::lock::{self, Acquired, LockPaths, LockRecord, TakeOverReason, Verdict};
+use crate::system::lock::{self, Acquired, LockPaths, LockRecord, TakeOverReason, Verdict};
 use stead_client::config::Config;
 use stead_client::paths::StatePaths;
 use stead_client::probe::{self, ProbeOutcome};
 use stead_core::clock::{SharedClock, rfc3339};
-use stead_core::identity::{self, StartIdentity};
 use stead_core::lease::{self, ClaimOutcome, Claimant, HeldLease, LeaseRow};
 use stead_store::{Store, StoreError};
+use stead_sys::identity::{self, StartIdentity};
 
 /// How often a starter re-tries a lease held by a holder that is shutting down or whose
 /// expiry is near.
@@ -147,13 +147,13 @@ pub fn start(
         .http
         .listen
         .map(|addr| {
-            if !crate::web::SUPPORTED {
+            if !crate::request::web::SUPPORTED {
                 return Err(StartError::HttpUnsupported { addr });
             }
             let listener = std::net::TcpListener::bind(addr)
                 .map_err(|cause| StartError::HttpBind { addr, cause })?;
             let path = paths.http_token();
-            let token = crate::web::load_or_create_token(&path)
+            let token = crate::request::web::load_or_create_token(&path)
                 .map_err(|cause| StartError::HttpToken { path, cause })?;
             Ok((listener, token))
         })

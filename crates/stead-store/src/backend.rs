@@ -4,7 +4,8 @@
 //! A backend says how it opens a read and a write transaction (`Backend`) and how each
 //! elementary step is done in its SQL ([`Steps`]). The transactions themselves (admitting
 //! a run, applying a job file, a monitor's final write...) are composed from the steps in
-//! `catalog.rs`, `ledger.rs` and `recorder.rs`, identically for SQLite and PostgreSQL.
+//! `catalog.rs`, `run_ledger.rs`, `run_writes.rs`, `recorder.rs` and `outcomes.rs`,
+//! identically for SQLite and PostgreSQL.
 //! What differs between the backends beyond their SQL is said here once: how a write is
 //! fenced ([`Guard`]), and whom a change is announced to ([`Announce`]).
 
@@ -12,16 +13,20 @@ use std::path::Path;
 
 use jiff::Timestamp;
 use stead_core::admission::Verdict;
-use stead_core::identity::StartIdentity;
 use stead_core::records::{
     ActiveRun, NewRun, NotifierStats, OutboxEvent, OutboxRow, QueueLoad, RunCount, StoredHold,
     StoredJob, StoredQueue, StoredService, WaitingRun,
 };
 use stead_core::runs::{MonitorPlan, RunEnd};
-use stead_protocol::{JobSpec, NotifierSpec, QueueSpec, Run, RunFilter, RunStatus, ServiceSpec};
+use stead_protocol::{
+    Checkpoint, JobSpec, NotifierSpec, QueueSpec, Run, RunFilter, RunStatus, ServiceSpec, Sleep,
+    Step,
+};
+use stead_sys::identity::StartIdentity;
 
 use crate::StoreError;
 use crate::retention::{KeepRule, LogState, Prunable};
+use crate::sleeps::NewSleep;
 
 /// What a write transaction is fenced by, checked inside it before anything is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,9 +72,8 @@ pub enum InFlightOf<'a> {
     Job(i64),
 }
 
-/// The elementary steps of the ledger's transactions, each one statement (or two) of the
-/// backend's SQL. Steps never commit; the backend's `write` commits what they did.
-pub trait Steps {
+/// Jobs: their rows (`jobs.rs` of each backend).
+pub trait JobSteps {
     fn job_get(&mut self, name: &str) -> Result<Option<StoredJob>, StoreError>;
     /// All jobs, by name.
     fn job_list(&mut self) -> Result<Vec<StoredJob>, StoreError>;
@@ -93,7 +97,39 @@ pub trait Steps {
     fn job_remove(&mut self, name: &str) -> Result<Option<StoredJob>, StoreError>;
     /// Moves the job's `fired_through` forward to `through` (never back).
     fn job_mark_fired(&mut self, job_id: i64, through: Timestamp) -> Result<(), StoreError>;
+    /// Pauses a job until `until`, or unpauses it; `None` when there is no such job.
+    fn job_set_paused(
+        &mut self,
+        name: &str,
+        until: Option<Timestamp>,
+        now: Timestamp,
+    ) -> Result<Option<StoredJob>, StoreError>;
+    /// When the job's latest successful run (by id) ended.
+    fn job_last_success(&mut self, job_id: i64) -> Result<Option<Timestamp>, StoreError>;
+    /// Sets when the job's overdue lapse began (`None`: it has none), in one statement;
+    /// answers whether that changed it.
+    fn job_set_overdue(
+        &mut self,
+        job_id: i64,
+        since: Option<Timestamp>,
+    ) -> Result<bool, StoreError>;
+}
 
+/// Sleeps the machine woke from, and the runs they fell into (`sleeps.rs`).
+pub trait SleepSteps {
+    fn sleep_insert(&mut self, sleep: &NewSleep) -> Result<i64, StoreError>;
+    /// The newest sleeps first, at most `limit`.
+    fn sleep_list(&mut self, limit: u32) -> Result<Vec<Sleep>, StoreError>;
+    /// Adds the sleep to every run of its host it fell into: started by its start, and
+    /// not ended by then. Answers how many.
+    fn runs_add_slept(&mut self, sleep: &NewSleep) -> Result<u64, StoreError>;
+    /// Moves the expiry of every hold live when the sleep began on by its length: a
+    /// hold's owner slept as long as the machine did. Answers how many.
+    fn holds_add_slept(&mut self, sleep: &NewSleep) -> Result<u64, StoreError>;
+}
+
+/// Services and holds (`services.rs`).
+pub trait ServiceSteps {
     /// All services, by name.
     fn service_list(&mut self) -> Result<Vec<StoredService>, StoreError>;
     /// `None` when the name is taken.
@@ -120,14 +156,16 @@ pub trait Steps {
         job_id: i64,
         lock: bool,
     ) -> Result<Vec<String>, StoreError>;
-
     /// All holds, by name.
     fn hold_list(&mut self) -> Result<Vec<StoredHold>, StoreError>;
     /// Inserts, or renews (a new expiry, the first acquisition kept).
     fn hold_upsert(&mut self, hold: &StoredHold) -> Result<StoredHold, StoreError>;
     /// `None` when there is no such hold.
     fn hold_remove(&mut self, name: &str) -> Result<Option<StoredHold>, StoreError>;
+}
 
+/// Runs: their rows, transitions and listings (`runs.rs`).
+pub trait RunSteps {
     fn run_get(&mut self, id: i64) -> Result<Option<Run>, StoreError>;
     /// Runs matching `filter`, newest first.
     fn run_list(&mut self, filter: &RunFilter) -> Result<Vec<Run>, StoreError>;
@@ -138,9 +176,6 @@ pub trait Steps {
     fn runs_owed(&mut self, machine_id: &str) -> Result<Vec<Run>, StoreError>;
     /// The job a run belongs to.
     fn run_job(&mut self, run_id: i64) -> Result<i64, StoreError>;
-    /// Makes admissions of one job take turns until the transaction ends, so each sees
-    /// the runs the one before admitted.
-    fn lock_job(&mut self, job_id: i64) -> Result<(), StoreError>;
     /// Writes a new run's row (its key, log path and plan follow once its id is known).
     fn run_insert(
         &mut self,
@@ -178,41 +213,6 @@ pub trait Steps {
     ) -> Result<bool, StoreError>;
     /// Closes an interrupted, unsettled run as succeeded (a receipt proved it landed).
     fn run_land(&mut self, id: i64, now: Timestamp) -> Result<bool, StoreError>;
-
-    /// Tells the servers sharing the ledger, once the transaction commits.
-    fn announce(&mut self, what: Announce) -> Result<(), StoreError>;
-
-    /// Retention: the ids of every job that runs name, removed jobs' included.
-    fn run_job_ids(&mut self) -> Result<Vec<i64>, StoreError>;
-    /// Retention: the id of the job's `n`-th newest run (1: the newest).
-    fn run_nth_newest(&mut self, job_id: i64, n: u32) -> Result<Option<i64>, StoreError>;
-    /// Retention: up to `limit` runs of `rule`'s job after id `after` that may go (id
-    /// below `below`, or created before the rule's cut-off, and not one of the runs never
-    /// pruned), oldest first; and the id to go on after, when `limit` were found.
-    fn runs_prunable(
-        &mut self,
-        rule: &KeepRule,
-        below: i64,
-        after: i64,
-        limit: usize,
-    ) -> Result<(Vec<Prunable>, Option<i64>), StoreError>;
-    /// Retention: deletes the runs' rows (and the logs a shared ledger holds for them).
-    fn runs_delete(&mut self, ids: &[i64]) -> Result<u64, StoreError>;
-    /// Retention: what the ledger holds about the runs whose log files a host has.
-    fn runs_log_state(&mut self, ids: &[i64]) -> Result<Vec<LogState>, StoreError>;
-    /// Retention: records that the runs' logs were deleted (ended and not owed only), and
-    /// drops the copies a shared ledger holds; answers the ids marked.
-    fn runs_mark_log_pruned(&mut self, ids: &[i64], now: Timestamp)
-    -> Result<Vec<i64>, StoreError>;
-
-    /// Pauses a job until `until`, or unpauses it; `None` when there is no such job.
-    fn job_set_paused(
-        &mut self,
-        name: &str,
-        until: Option<Timestamp>,
-        now: Timestamp,
-    ) -> Result<Option<StoredJob>, StoreError>;
-
     /// Queued runs of `machine_id` that wait for their time or a place, oldest first.
     fn runs_waiting(&mut self, machine_id: &str) -> Result<Vec<WaitingRun>, StoreError>;
     /// Hands a waiting run to a monitor (with its plan, when made only now), or with
@@ -235,11 +235,43 @@ pub trait Steps {
     ) -> Result<Option<RunStatus>, StoreError>;
     /// Per queue, this host's runs in flight: handed to monitors, and waiting.
     fn queue_loads(&mut self, machine_id: &str) -> Result<Vec<QueueLoad>, StoreError>;
+}
 
+/// What retention reads and deletes (`retention.rs`).
+pub trait RetentionSteps {
+    /// Retention: the ids of every job that runs name, removed jobs' included.
+    fn run_job_ids(&mut self) -> Result<Vec<i64>, StoreError>;
+    /// Retention: the id of the job's `n`-th newest run (1: the newest).
+    fn run_nth_newest(&mut self, job_id: i64, n: u32) -> Result<Option<i64>, StoreError>;
+    /// Retention: up to `limit` runs of `rule`'s job after id `after` that may go (id
+    /// below `below`, or created before the rule's cut-off, and not one of the runs never
+    /// pruned), oldest first; and the id to go on after, when `limit` were found.
+    fn runs_prunable(
+        &mut self,
+        rule: &KeepRule,
+        below: i64,
+        after: i64,
+        limit: usize,
+    ) -> Result<(Vec<Prunable>, Option<i64>), StoreError>;
+    /// Retention: deletes the runs' rows (and the logs a shared ledger holds for them).
+    fn runs_delete(&mut self, ids: &[i64]) -> Result<u64, StoreError>;
+    /// Retention: what the ledger holds about the runs whose log files a host has.
+    fn runs_log_state(&mut self, ids: &[i64]) -> Result<Vec<LogState>, StoreError>;
+    /// Retention: records that the runs' logs were deleted (ended and not owed only), and
+    /// drops the copies a shared ledger holds; answers the ids marked.
+    fn runs_mark_log_pruned(&mut self, ids: &[i64], now: Timestamp)
+    -> Result<Vec<i64>, StoreError>;
+}
+
+/// Queues, the limits on runs at once (`notify.rs`, beside the notifiers).
+pub trait QueueSteps {
     fn queue_list(&mut self) -> Result<Vec<StoredQueue>, StoreError>;
     fn queue_upsert(&mut self, spec: &QueueSpec, now: Timestamp) -> Result<(), StoreError>;
     fn queue_remove(&mut self, name: &str) -> Result<Option<StoredQueue>, StoreError>;
+}
 
+/// Notifiers and the outbox of events (`notify.rs`).
+pub trait NoticeSteps {
     fn notifier_list(&mut self) -> Result<Vec<NotifierSpec>, StoreError>;
     fn notifier_upsert(&mut self, spec: &NotifierSpec, now: Timestamp) -> Result<(), StoreError>;
     /// Removes a notifier and its undelivered events.
@@ -258,6 +290,70 @@ pub trait Steps {
     ) -> Result<(), StoreError>;
     /// Deletes events delivered before `before`.
     fn outbox_prune(&mut self, before: Timestamp) -> Result<u64, StoreError>;
+}
+
+/// A run as a checkpoint write sees it: its idempotency key and attempt, and which run
+/// holds the key now (its newest attempt not ended; `None` when every attempt ended).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyHolder {
+    pub key: String,
+    pub attempt: i64,
+    pub holder: Option<i64>,
+}
+
+/// Checkpoints and completed steps, kept by idempotency key (`checkpoints.rs`).
+pub trait CheckpointSteps {
+    /// Run `run_id`'s key and who holds it; `None` when there is no such run. With
+    /// `lock`, the run's row cannot end until the transaction does, so the answer holds
+    /// until the commit.
+    fn key_holder(&mut self, run_id: i64, lock: bool) -> Result<Option<KeyHolder>, StoreError>;
+    fn checkpoint_get(&mut self, key: &str, name: &str) -> Result<Option<Checkpoint>, StoreError>;
+    /// The key's checkpoints, by name.
+    fn checkpoint_list(&mut self, key: &str) -> Result<Vec<Checkpoint>, StoreError>;
+    fn checkpoint_count(&mut self, key: &str) -> Result<u64, StoreError>;
+    /// Inserts or replaces `name`'s value, as set by `run_id` at `now`.
+    fn checkpoint_put(
+        &mut self,
+        key: &str,
+        name: &str,
+        value: &str,
+        run_id: i64,
+        now: Timestamp,
+    ) -> Result<Checkpoint, StoreError>;
+    fn step_get(&mut self, key: &str, name: &str) -> Result<Option<Step>, StoreError>;
+    /// The key's completed steps, in the order they completed.
+    fn step_list(&mut self, key: &str) -> Result<Vec<Step>, StoreError>;
+    fn step_count(&mut self, key: &str) -> Result<u64, StoreError>;
+    /// Records `name` completed by `run_id` (attempt `attempt`) at `now`; a step
+    /// completed already keeps its first completion.
+    fn step_put(
+        &mut self,
+        key: &str,
+        name: &str,
+        run_id: i64,
+        attempt: i64,
+        now: Timestamp,
+    ) -> Result<Step, StoreError>;
+}
+
+/// The elementary steps of the ledger's transactions, each one statement (or two) of the
+/// backend's SQL, by concern; each backend implements each concern's trait in the file
+/// that holds its SQL. Steps never commit; the backend's `write` commits what they did.
+pub trait Steps:
+    JobSteps
+    + ServiceSteps
+    + RunSteps
+    + RetentionSteps
+    + QueueSteps
+    + NoticeSteps
+    + SleepSteps
+    + CheckpointSteps
+{
+    /// Makes admissions of one job take turns until the transaction ends, so each sees
+    /// the runs the one before admitted.
+    fn lock_job(&mut self, job_id: i64) -> Result<(), StoreError>;
+    /// Tells the servers sharing the ledger, once the transaction commits.
+    fn announce(&mut self, what: Announce) -> Result<(), StoreError>;
 }
 
 pub(crate) mod sealed {

@@ -5,13 +5,15 @@ use jiff::Timestamp;
 use stead_core::records::{Changes, StoredHold, StoredJob, StoredQueue, StoredService};
 use stead_protocol::{JobSpec, QueueSpec, ServiceSpec};
 
+use crate::Refusal;
 use crate::StoreError;
 use crate::backend::sealed::Backend;
 use crate::backend::{Announce, Guard, Steps};
+use crate::backend::{JobSteps, NoticeSteps, QueueSteps, ServiceSteps};
 
 /// Jobs, services and holds. Every write is fenced by the writing server's `epoch`.
 pub trait Catalog {
-    /// Adds a job; [`StoreError::JobExists`] if the name is taken.
+    /// Adds a job; [`StoreError::Refused(Refusal::JobExists)`] if the name is taken.
     fn job_insert(
         &self,
         spec: &JobSpec,
@@ -101,7 +103,7 @@ fn insert_job(
     now: Timestamp,
 ) -> Result<StoredJob, StoreError> {
     tx.job_insert(spec, now)?
-        .ok_or_else(|| StoreError::JobExists(spec.name.clone()))
+        .ok_or_else(|| StoreError::Refused(Refusal::JobExists(spec.name.clone())))
 }
 
 /// A job's `queue` must exist and its `after` must name jobs without closing a cycle;
@@ -111,10 +113,10 @@ fn check_links(tx: &mut impl Steps, spec: &JobSpec) -> Result<(), StoreError> {
     if let Some(queue) = &spec.queue
         && !tx.queue_list()?.iter().any(|q| q.name == *queue)
     {
-        return Err(StoreError::UnknownQueue {
+        return Err(StoreError::Refused(Refusal::UnknownQueue {
             job: spec.name.clone(),
             queue: queue.clone(),
-        });
+        }));
     }
     if spec.after.is_empty() {
         return Ok(());
@@ -131,10 +133,10 @@ fn check_links(tx: &mut impl Steps, spec: &JobSpec) -> Result<(), StoreError> {
         .iter()
         .find(|a| !jobs.iter().any(|j| j.spec.name == **a))
     {
-        return Err(StoreError::NoSuchUpstream {
+        return Err(StoreError::Refused(Refusal::NoSuchUpstream {
             job: spec.name.clone(),
             after: missing.clone(),
-        });
+        }));
     }
     // A path from one of its upstream jobs back to it is a cycle.
     let mut stack: Vec<Vec<String>> = spec
@@ -148,10 +150,10 @@ fn check_links(tx: &mut impl Steps, spec: &JobSpec) -> Result<(), StoreError> {
         if last == spec.name {
             let mut cycle = path;
             cycle.reverse();
-            return Err(StoreError::AfterCycle {
+            return Err(StoreError::Refused(Refusal::AfterCycle {
                 job: spec.name.clone(),
                 cycle,
-            });
+            }));
         }
         if !seen.insert(last.clone()) {
             continue;
@@ -172,12 +174,12 @@ fn update_job(
     now: Timestamp,
 ) -> Result<StoredJob, StoreError> {
     tx.job_update(spec, schedule_changed, now)?
-        .ok_or_else(|| StoreError::NoSuchJob(spec.name.clone()))
+        .ok_or_else(|| StoreError::Refused(Refusal::NoSuchJob(spec.name.clone())))
 }
 
 fn remove_job(tx: &mut impl Steps, name: &str) -> Result<StoredJob, StoreError> {
     tx.job_remove(name)?
-        .ok_or_else(|| StoreError::NoSuchJob(name.to_string()))
+        .ok_or_else(|| StoreError::Refused(Refusal::NoSuchJob(name.to_string())))
 }
 
 /// A removed job must not be left named in another's `after`: that chain would silently
@@ -190,10 +192,10 @@ fn check_removed(tx: &mut impl Steps, name: &str) -> Result<(), StoreError> {
         .map(|j| j.spec.name)
         .collect();
     if !downstream.is_empty() {
-        return Err(StoreError::JobInChain {
+        return Err(StoreError::Refused(Refusal::JobInChain {
             job: name.to_string(),
             jobs: downstream,
-        });
+        }));
     }
     Ok(())
 }
@@ -204,14 +206,16 @@ fn insert_service(
     now: Timestamp,
 ) -> Result<StoredService, StoreError> {
     tx.service_insert(spec, now)?
-        .ok_or_else(|| StoreError::ServiceExists(spec.name.clone()))
+        .ok_or_else(|| StoreError::Refused(Refusal::ServiceExists(spec.name.clone())))
 }
 
 fn update_service(tx: &mut impl Steps, spec: &ServiceSpec) -> Result<(), StoreError> {
     if tx.service_update(spec)? {
         Ok(())
     } else {
-        Err(StoreError::NoSuchService(spec.name.clone()))
+        Err(StoreError::Refused(Refusal::NoSuchService(
+            spec.name.clone(),
+        )))
     }
 }
 
@@ -225,12 +229,12 @@ fn remove_service(tx: &mut impl Steps, name: &str) -> Result<StoredService, Stor
         .collect();
     let service = tx
         .service_remove(name)?
-        .ok_or_else(|| StoreError::NoSuchService(name.to_string()))?;
+        .ok_or_else(|| StoreError::Refused(Refusal::NoSuchService(name.to_string())))?;
     if !dependents.is_empty() {
-        return Err(StoreError::ServiceInUse {
+        return Err(StoreError::Refused(Refusal::ServiceInUse {
             service: name.to_string(),
             jobs: dependents,
-        });
+        }));
     }
     Ok(service)
 }
@@ -244,13 +248,13 @@ fn remove_queue(tx: &mut impl Steps, name: &str) -> Result<StoredQueue, StoreErr
         .map(|j| j.spec.name)
         .collect();
     if !jobs.is_empty() {
-        return Err(StoreError::QueueInUse {
+        return Err(StoreError::Refused(Refusal::QueueInUse {
             queue: name.to_string(),
             jobs,
-        });
+        }));
     }
     tx.queue_remove(name)?
-        .ok_or_else(|| StoreError::NoSuchQueue(name.to_string()))
+        .ok_or_else(|| StoreError::Refused(Refusal::NoSuchQueue(name.to_string())))
 }
 
 /// A catalog write: fenced, serialized with every other, and announced to every server
@@ -370,7 +374,7 @@ impl<B: Backend> Catalog for B {
             }
             for name in &changes.remove_notifiers {
                 tx.notifier_remove(name)?
-                    .ok_or_else(|| StoreError::NoSuchNotifier(name.clone()))?;
+                    .ok_or_else(|| StoreError::Refused(Refusal::NoSuchNotifier(name.clone())))?;
             }
             Ok(())
         })
@@ -403,7 +407,9 @@ impl<B: Backend> Catalog for B {
             if tx.service_set_restarting(name, since)? {
                 Ok(())
             } else {
-                Err(StoreError::NoSuchService(name.to_string()))
+                Err(StoreError::Refused(Refusal::NoSuchService(
+                    name.to_string(),
+                )))
             }
         })
     }
@@ -417,7 +423,7 @@ impl<B: Backend> Catalog for B {
     ) -> Result<StoredJob, StoreError> {
         catalog_write(self, epoch, |tx| {
             tx.job_set_paused(name, until, now)?
-                .ok_or_else(|| StoreError::NoSuchJob(name.to_string()))
+                .ok_or_else(|| StoreError::Refused(Refusal::NoSuchJob(name.to_string())))
         })
     }
 
@@ -444,7 +450,7 @@ impl<B: Backend> Catalog for B {
     fn hold_remove(&self, name: &str, epoch: i64) -> Result<StoredHold, StoreError> {
         announced_write(self, epoch, |tx| {
             tx.hold_remove(name)?
-                .ok_or_else(|| StoreError::NoSuchHold(name.to_string()))
+                .ok_or_else(|| StoreError::Refused(Refusal::NoSuchHold(name.to_string())))
         })
     }
 }

@@ -1,11 +1,17 @@
-//! What can go wrong with a ledger: refusals a caller can act on (a name taken, a run
-//! gone, a lease superseded), a ledger that cannot be used as it is, and failures of the
-//! backend itself, wrapped with the ledger they happened on.
+//! What can go wrong with a ledger, in two kinds a caller tells apart: refusals
+//! ([`Refusal`]: a name taken, a run gone, a lease superseded; nothing was written, and
+//! the caller can act on why), and failures (a ledger that cannot be used as it is, or
+//! its backend failing, wrapped with the ledger it happened on).
 
 use std::path::PathBuf;
 
+/// Why the ledger did not do what it was asked: it refused (nothing was written, and
+/// the caller can act on why), it cannot be used as it is, or its backend failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// The ledger refused the request; nothing of it was written.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     #[error(
         "ledger {path} is not a readable SQLite database ({detail}); stead changed nothing. \
          Move it aside (mv {path} {path}.broken) to start a fresh ledger, or restore it from a backup"
@@ -23,6 +29,36 @@ pub enum StoreError {
     Open { path: PathBuf, detail: String },
     #[error("failed to migrate ledger {path}: {detail}")]
     Migrate { path: PathBuf, detail: String },
+    #[error("corrupt ledger row: {0}")]
+    Row(String),
+    /// The PostgreSQL ledger cannot be reached (`ledger` is `HOST:PORT/DB`, never the
+    /// URL, which may carry a password).
+    #[error("the PostgreSQL ledger at {ledger} is unreachable: {detail}")]
+    Unavailable { ledger: String, detail: String },
+    /// `url` has its password redacted.
+    #[error("{url} is not a usable PostgreSQL ledger URL: {detail}")]
+    LedgerUrl { url: String, detail: String },
+    /// The URL this host was given leads to another ledger than the run's.
+    #[error("this host's store URL leads to {found}, but the run belongs to {expected}")]
+    OtherLedger { expected: String, found: String },
+    /// This build cannot open a ledger of this kind.
+    #[error("this stead was built without {kind} support (cargo feature `{feature}`)")]
+    Unsupported {
+        kind: &'static str,
+        feature: &'static str,
+    },
+    /// A statement failed in the backend. `ledger` names it (a path, or `HOST:PORT/DB`).
+    #[error("ledger query failed: {source}")]
+    Backend {
+        ledger: String,
+        source: BackendError,
+    },
+}
+
+/// What the ledger refuses, with nothing written: a name taken, something named that
+/// does not exist, a lease superseded, a rule a change would break.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
     #[error("this server's lease (epoch {epoch}) has been superseded; it may write nothing more")]
     Fenced { epoch: i64 },
     #[error("a job named {0:?} already exists")]
@@ -31,8 +67,6 @@ pub enum StoreError {
     NoSuchJob(String),
     #[error("no run {0}")]
     NoSuchRun(i64),
-    #[error("corrupt ledger row: {0}")]
-    Row(String),
     #[error("run {0} was already resumed or resolved")]
     AlreadyResolved(i64),
     #[error("run {0} of the same job is in flight (concurrency = forbid)")]
@@ -61,31 +95,20 @@ pub enum StoreError {
     JobInChain { job: String, jobs: Vec<String> },
     #[error("no notifier named {0:?}")]
     NoSuchNotifier(String),
-    /// The PostgreSQL ledger cannot be reached (`ledger` is `HOST:PORT/DB`, never the
-    /// URL, which may carry a password).
-    #[error("the PostgreSQL ledger at {ledger} is unreachable: {detail}")]
-    Unavailable { ledger: String, detail: String },
-    /// `url` has its password redacted.
-    #[error("{url} is not a usable PostgreSQL ledger URL: {detail}")]
-    LedgerUrl { url: String, detail: String },
+    #[error("the token given for run {0} is not its own (STEAD_RUN_TOKEN); nothing was written")]
+    WrongRunToken(i64),
+    #[error(
+        "run {run} no longer holds its idempotency key ({}); nothing was written",
+        match holder { Some(h) => format!("run {h} holds it now"), None => "it has ended".to_string() }
+    )]
+    NotKeyHolder { run: i64, holder: Option<i64> },
+    #[error("invalid {what} {name:?}: 1 to 128 letters, digits, '-', '_', '.', ':' or '/'")]
+    CheckpointName { what: &'static str, name: String },
+    #[error("limit reached: {0}; nothing was written")]
+    CheckpointLimit(String),
     /// A cluster operation on a ledger of one host.
     #[error("this ledger is not shared by several hosts")]
     NotShared,
-    /// The URL this host was given leads to another ledger than the run's.
-    #[error("this host's store URL leads to {found}, but the run belongs to {expected}")]
-    OtherLedger { expected: String, found: String },
-    /// This build cannot open a ledger of this kind.
-    #[error("this stead was built without {kind} support (cargo feature `{feature}`)")]
-    Unsupported {
-        kind: &'static str,
-        feature: &'static str,
-    },
-    /// A statement failed in the backend. `ledger` names it (a path, or `HOST:PORT/DB`).
-    #[error("ledger query failed: {source}")]
-    Backend {
-        ledger: String,
-        source: BackendError,
-    },
 }
 
 /// A failure of the database library itself.

@@ -9,6 +9,7 @@
 //!   together;
 //! - [`Retention`]: pruning old runs and recording pruned logs;
 //! - [`Notices`]: notifiers and the outbox of events about runs;
+//! - [`RunCheckpoints`]: the checkpoints and completed steps of a run's idempotency key;
 //! - [`Cluster`]: what only a ledger shared by several hosts does (leadership, claims,
 //!   lost hosts, shipped run logs), reached through [`Store::cluster`];
 //! - [`open`] and [`open_recorder`]: the ledger a [`StoreLocator`] names.
@@ -21,40 +22,57 @@
 
 mod backend;
 mod catalog;
+mod checkpoints;
 mod cluster;
 #[cfg(test)]
 mod contract;
 mod error;
 mod lease;
-mod ledger;
 mod notices;
 mod outcomes;
+mod overdue;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod recorder;
 mod retention;
 mod rows;
+mod run_ledger;
+mod run_writes;
+mod sleeps;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
-mod together;
 
 use std::sync::Arc;
 
 use stead_core::locator::{LedgerRef, StoreLocator};
 
 pub use catalog::Catalog;
+pub use checkpoints::RunCheckpoints;
 pub use cluster::{Claimed, ClaimingHost, Cluster, LOG_CHUNK_BYTES};
-pub use error::{BackendError, StoreError};
+pub use error::{BackendError, Refusal, StoreError};
 pub use lease::Lease;
-pub use ledger::{BatchPlanFn, PlanFn, RunLedger};
 pub use notices::Notices;
+pub use overdue::{Overdues, expect_within};
 pub use recorder::{Mark, RunRecorder};
 pub use retention::{Batch, KeepRule, LogState, PRUNE_BATCH, Prunable, Retention};
-pub use together::{JobPlanFn, NewRunFn, RunWrite, RunWrites, RunWritten};
+pub use run_ledger::RunLedger;
+pub use run_writes::{RunWrite, RunWrites, RunWritten};
+pub use sleeps::{DEFAULT_SLEEP_LIST, NewSleep, Sleeps};
 
 /// A ledger as a server uses it.
 pub trait Store:
-    Lease + Catalog + RunLedger + RunWrites + Retention + Notices + Send + Sync + std::fmt::Debug
+    Lease
+    + Catalog
+    + RunLedger
+    + RunWrites
+    + Retention
+    + Notices
+    + Sleeps
+    + Overdues
+    + RunCheckpoints
+    + Send
+    + Sync
+    + std::fmt::Debug
 {
     /// Which ledger this is, as a run's plan names it (nothing secret).
     fn ledger_ref(&self) -> LedgerRef;
@@ -162,5 +180,50 @@ fn unsupported(locator: &StoreLocator) -> StoreError {
             kind: "PostgreSQL",
             feature: "postgres",
         },
+    }
+}
+
+#[cfg(all(test, feature = "sqlite", feature = "postgres"))]
+mod migrations {
+    //! Both backends number their migrations alike: from 9 on, one number and one name
+    //! per change of the schema, each in its backend's SQL (before that the PostgreSQL
+    //! schema folded SQLite's first steps together).
+
+    use std::path::Path;
+
+    /// The migration files of a backend, in order.
+    fn files(backend: &str) -> Vec<String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src")
+            .join(backend)
+            .join("migrations");
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn both_backends_number_their_migrations_alike() {
+        let (sqlite, postgres) = (files("sqlite"), files("postgres"));
+        assert_eq!(sqlite.len(), crate::sqlite::schema_version_count());
+        assert_eq!(postgres.len(), crate::postgres::schema_version_count());
+        for (names, backend) in [(&sqlite, "sqlite"), (&postgres, "postgres")] {
+            for (i, name) in names.iter().enumerate() {
+                assert!(
+                    name.starts_with(&format!("{:03}_", i + 1)),
+                    "{backend}: {name} is not number {}",
+                    i + 1
+                );
+            }
+        }
+        assert_eq!(
+            sqlite[8..],
+            postgres[8..],
+            "from 9 on, each migration has one number and one name on both"
+        );
     }
 }

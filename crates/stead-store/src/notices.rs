@@ -6,7 +6,9 @@ use jiff::Timestamp;
 use stead_core::records::{NotifierStats, OutboxRow};
 use stead_protocol::NotifierSpec;
 
+use crate::Refusal;
 use crate::StoreError;
+use crate::backend::NoticeSteps;
 use crate::backend::sealed::Backend;
 use crate::backend::{Announce, Guard, Steps};
 
@@ -72,7 +74,7 @@ impl<B: Backend> Notices for B {
         self.write(Guard::Catalog(epoch), &mut |tx| {
             let spec = tx
                 .notifier_remove(name)?
-                .ok_or_else(|| StoreError::NoSuchNotifier(name.to_string()))?;
+                .ok_or_else(|| StoreError::Refused(Refusal::NoSuchNotifier(name.to_string())))?;
             tx.announce(Announce::Changed)?;
             Ok(spec)
         })

@@ -13,6 +13,7 @@ use stead_core::runs::{MonitorPlan, default_key};
 use stead_protocol::{Notification, NotifierSpec, NotifyEvent, Run, RunStatus, Trigger};
 
 use crate::StoreError;
+
 use crate::backend::{Announce, InFlightOf, Steps};
 use crate::rows::plan_json;
 
@@ -42,7 +43,6 @@ fn follow_up(tx: &mut impl Steps, run_id: i64, at: Option<Timestamp>) -> Result<
                 schedule_retry(tx, &run, plan, epoch, at)?;
             }
             _ => {
-                let listeners = listeners(tx, NotifyEvent::Failed, &run.job)?;
                 let text = format!(
                     "{} run {} failed{}: {}",
                     run.job,
@@ -50,43 +50,35 @@ fn follow_up(tx: &mut impl Steps, run_id: i64, at: Option<Timestamp>) -> Result<
                     attempts(&run),
                     run.reason.as_deref().unwrap_or("it failed")
                 );
-                notify(
-                    tx,
-                    &listeners,
-                    NotifyEvent::Failed,
-                    &run.job,
-                    Some(&run),
-                    text,
-                    at,
-                )?;
+                tell(tx, NotifyEvent::Failed, &run.job, Some(&run), text, at)?;
             }
         },
         RunStatus::Interrupted => {
-            let listeners = listeners(tx, NotifyEvent::Interrupted, &run.job)?;
             let text = format!(
                 "{} run {} was cut: {}",
                 run.job,
                 run.id,
                 run.reason.as_deref().unwrap_or("interrupted")
             );
-            notify(
-                tx,
-                &listeners,
-                NotifyEvent::Interrupted,
-                &run.job,
-                Some(&run),
-                text,
-                at,
-            )?;
+            tell(tx, NotifyEvent::Interrupted, &run.job, Some(&run), text, at)?;
         }
         RunStatus::Succeeded => {
             let job_id = tx.run_job(run.id)?;
+            // A success ends the job's overdue lapse, if it was in one.
+            let lapsed = tx.job_set_overdue(job_id, None)?;
             // The look back is only worth a read when someone wants to hear of it.
             let listeners = listeners(tx, NotifyEvent::Recovered, &run.job)?;
-            if !listeners.is_empty()
+            let after = if lapsed {
+                Some("an overdue lapse")
+            } else if !listeners.is_empty()
                 && tx.run_last_outcome_before(job_id, run.id)? == Some(RunStatus::Failed)
             {
-                let text = format!("{} run {} succeeded after a failure", run.job, run.id);
+                Some("a failure")
+            } else {
+                None
+            };
+            if let Some(after) = after.filter(|_| !listeners.is_empty()) {
+                let text = format!("{} run {} succeeded after {after}", run.job, run.id);
                 notify(
                     tx,
                     &listeners,
@@ -113,22 +105,13 @@ pub(crate) fn not_resumed(
     let Some(run) = tx.run_get(run_id)? else {
         return Ok(());
     };
-    let listeners = listeners(tx, NotifyEvent::NotResumed, &run.job)?;
     let text = format!(
         "{} run {} was cut and is {}",
         run.job,
         run.id,
         run.resolution.as_deref().unwrap_or("not resumed")
     );
-    notify(
-        tx,
-        &listeners,
-        NotifyEvent::NotResumed,
-        &run.job,
-        Some(&run),
-        text,
-        now,
-    )
+    tell(tx, NotifyEvent::NotResumed, &run.job, Some(&run), text, now)
 }
 
 /// Fires of `new`'s job were missed (outside the catch-up window, or `catch_up =
@@ -286,6 +269,20 @@ fn listeners(
             wanted && (n.jobs.is_empty() || n.jobs.iter().any(|j| j == job))
         })
         .collect())
+}
+
+/// Writes `event` about `job` (and `run`) to the outbox of every notifier that asks for
+/// it.
+pub(crate) fn tell(
+    tx: &mut impl Steps,
+    event: NotifyEvent,
+    job: &str,
+    run: Option<&Run>,
+    text: String,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    let listeners = listeners(tx, event, job)?;
+    notify(tx, &listeners, event, job, run, text, at)
 }
 
 /// Writes `event` to the outbox of each of `listeners`. The outcome's own row change is

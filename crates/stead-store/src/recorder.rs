@@ -4,14 +4,15 @@
 //! run, whichever server is current, and the status guards keep each write exactly-once.
 
 use jiff::Timestamp;
-use stead_core::identity::StartIdentity;
 use stead_core::runs::{RunEnd, monitor_end};
 use stead_protocol::{Run, RunStatus};
+use stead_sys::identity::StartIdentity;
 
 use crate::StoreError;
 use crate::backend::sealed::Backend;
 use crate::backend::{Guard, Steps};
-use crate::ledger::announced;
+use crate::backend::{RunSteps, ServiceSteps};
+use crate::run_ledger::announced;
 
 /// Where a monitor records its run. Implemented by the ledger; tests use fakes.
 pub trait RunRecorder {

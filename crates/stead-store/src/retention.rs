@@ -9,6 +9,7 @@
 use jiff::Timestamp;
 
 use crate::StoreError;
+use crate::backend::RetentionSteps;
 use crate::backend::sealed::Backend;
 use crate::backend::{Guard, Steps};
 

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use stead_core::records::{Fence, NewRun};
 use stead_protocol::{Concurrency, RunFilter, RunStatus, Trigger};
 use stead_store::sqlite::{SqliteStore, check_integrity, schema_version_count};
-use stead_store::{Catalog, Lease, RunLedger};
+use stead_store::{Catalog, Lease, RunCheckpoints, RunLedger};
 
 const MACHINE: &str = "fixture-machine";
 
@@ -117,7 +117,7 @@ fn a_new_server_writes_after_it_with_fresh_ids() {
     let claimant = stead_core::lease::Claimant::new(
         "after-upgrade".into(),
         std::process::id(),
-        stead_core::identity::current().unwrap(),
+        stead_sys::identity::current().unwrap(),
     );
     let now = Timestamp::now();
     let lease = match store
@@ -132,27 +132,39 @@ fn a_new_server_writes_after_it_with_fresh_ids() {
         fence: Fence::Host,
         ..NewRun::of(&job, Trigger::OnDemand, MACHINE, "boot", now)
     };
-    let plan = |id: i64, log: &Path, _key: &str| stead_core::runs::MonitorPlan {
-        run_id: id,
+    let planner = stead_core::plan::Planner {
         ledger: stead_core::locator::LedgerRef::Sqlite {
             path: "stead.db".into(),
         },
-        argv: vec!["true".into()],
-        cwd: None,
-        env: Default::default(),
-        timeout_ms: None,
-        kill_grace_ms: 0,
-        log_path: log.to_path_buf(),
-        log_max_bytes: 0,
-        alternatives: Vec::new(),
-        on_failure: None,
-        resume_anywhere: false,
-        retry: None,
-        not_before: None,
+        state_dir: "/tmp".into(),
+        log_dir: "/tmp/logs".into(),
+        power_supplies: None,
     };
     let admitted = store
-        .run_admit(&new, Path::new("/tmp/logs"), &plan, lease.epoch)
+        .run_admit(&new, &job.spec, &planner, lease.epoch)
         .unwrap();
     assert_eq!(admitted.run.id, 9, "ids are never reused");
     assert_eq!(admitted.run.status, RunStatus::Queued);
+}
+
+#[test]
+fn its_runs_hold_no_checkpoints_and_take_no_write_without_their_own_token() {
+    let (_dir, store) = opened();
+    let held = store.checkpoints_of(8).unwrap();
+    assert!(held.checkpoints.is_empty() && held.steps.is_empty());
+    assert_eq!(
+        held.idempotency_key,
+        store.run_get(8).unwrap().unwrap().idempotency_key
+    );
+    // Its plan was made before runs had tokens: no token is its own.
+    let refused = store
+        .checkpoint_set(8, "", "k", "v", Timestamp::now())
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            stead_store::StoreError::Refused(stead_store::Refusal::WrongRunToken(8))
+        ),
+        "{refused}"
+    );
 }

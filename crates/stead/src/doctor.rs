@@ -13,16 +13,17 @@ use stead_client::config::Config;
 use stead_client::paths::StatePaths;
 use stead_client::probe::{self, ProbeOutcome};
 use stead_core::clock::{SharedClock, rfc3339};
-use stead_core::identity;
 use stead_core::lease::LeaseRow;
 #[cfg(not(feature = "postgres"))]
 use stead_core::locator::StoreLocator;
+use stead_protocol::DiskSpace;
 #[cfg(feature = "postgres")]
 use stead_protocol::limits::CLOCK_SKEW_WARN_MS;
-use stead_server::lock::{self, LockFile};
+use stead_server::system::lock::{self, LockFile};
 #[cfg(feature = "postgres")]
 use stead_store::postgres::PgStore;
 use stead_store::sqlite;
+use stead_sys::identity;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -78,11 +79,13 @@ pub fn diagnose(paths: &StatePaths, config: &Config, clock: &SharedClock) -> Rep
         state_dir_check(paths),
         disk_check(paths, config),
         lock_check(paths),
+        secrets_check(paths),
     ];
     let mut ledger = ledger.into_iter();
     checks.extend(ledger.next());
     checks.push(socket_check(paths, config));
     checks.extend(ledger);
+    checks.push(sleep_inhibitor_check());
     Report {
         state_dir: paths.dir().display().to_string(),
         socket: paths.socket().display().to_string(),
@@ -91,9 +94,35 @@ pub fn diagnose(paths: &StatePaths, config: &Config, clock: &SharedClock) -> Rep
     }
 }
 
+/// Whether a run of a `keep_awake` job can hold a sleep inhibitor here. None is no
+/// fault of the directory's (those runs go on, and their logs say the machine may sleep
+/// under them), so the check is never worse than ok; it says what a run would meet.
+fn sleep_inhibitor_check() -> Check {
+    match stead_sys::inhibit::available() {
+        Ok(()) => check(
+            "sleep_inhibitor",
+            Health::Ok,
+            "a sleep inhibitor can be had: runs of keep_awake jobs keep the machine awake".into(),
+            None,
+        ),
+        Err(why) => check(
+            "sleep_inhibitor",
+            Health::Ok,
+            format!("{why}: runs of keep_awake jobs go on, and the machine may sleep under them"),
+            Some(
+                "run stead where logind (systemd-logind) manages the session, or keep the \
+                 machine awake another way while such jobs run"
+                    .into(),
+            ),
+        ),
+    }
+}
+
 /// Room on the disk holding the state directory (its ledger and logs, by default).
 fn disk_check(paths: &StatePaths, config: &Config) -> Check {
-    let Some(disk) = stead_core::disk::disk_space(paths.dir(), config.logs.keep_free) else {
+    let disk = stead_sys::disk::space(paths.dir())
+        .map(|(free, total)| DiskSpace::new(free, total, config.logs.keep_free));
+    let Ok(disk) = disk else {
         return check(
             "disk",
             Health::Warning,
@@ -157,6 +186,42 @@ fn state_dir_check(paths: &StatePaths) -> Check {
             format!("cannot read {}: {e}", paths.dir().display()),
             Some("check the directory's ownership and permissions".into()),
         ),
+    }
+}
+
+/// The secret store: when there is one, it must be the user's own and theirs alone, or
+/// runs that need a secret fail to start.
+fn secrets_check(paths: &StatePaths) -> Check {
+    let store = paths.secrets();
+    let path = store.path().display();
+    match store.check_private() {
+        Ok(false) => check(
+            "secrets",
+            Health::Ok,
+            format!("no secret store ({path}): no secrets are set on this host"),
+            None,
+        ),
+        Ok(true) => check(
+            "secrets",
+            Health::Ok,
+            format!("{path} is yours and private to you (0600)"),
+            None,
+        ),
+        Err(e) => {
+            let fix = match &e {
+                stead_client::secrets::SecretError::Mode { .. } => format!("chmod 600 {path}"),
+                stead_client::secrets::SecretError::NotOwned { .. } => format!(
+                    "remove {path} (its values may be known to its owner) and set the secrets again with `stead secret set NAME`"
+                ),
+                _ => "check the file's ownership and permissions".to_string(),
+            };
+            check(
+                "secrets",
+                Health::Problem,
+                format!("{e}; runs that need a secret fail to start"),
+                Some(fix),
+            )
+        }
     }
 }
 
@@ -287,7 +352,7 @@ fn shared_ledger_checks(url: &str) -> Vec<Check> {
 #[cfg(feature = "postgres")]
 fn shared_ledger_checks(url: &str) -> Vec<Check> {
     let where_ = stead_protocol::redact_url(url);
-    let inspected = stead_core::machine::machine_id()
+    let inspected = stead_sys::machine::machine_id()
         .map_err(|e| format!("cannot read this machine's id: {e}"))
         .and_then(|machine| PgStore::inspect(url, &machine).map_err(|e| e.to_string()));
     let found = match inspected {

@@ -13,12 +13,12 @@
 //!
 //! Each command's module is in `cli/`, the read-only diagnosis of a state directory in
 //! [`doctor`], the bounded runner of restart and ready commands in [`ready_check`], what
-//! a daemon or monitor closes as it starts in [`fds`], and the server's own size-rotated
-//! log in [`server_log`].
+//! and the server's own size-rotated log in [`server_log`]. A daemon, a monitor and the
+//! spawner start with only stdin, stdout and stderr: they close whatever else they
+//! inherited before they open anything (`stead_sys::fds`).
 
 mod cli;
 mod doctor;
-mod fds;
 mod ready_check;
 mod server_log;
 
@@ -39,7 +39,7 @@ pub fn client_main() -> ExitCode {
 pub fn daemon_main() -> ExitCode {
     let args = cli::Cli::parse_daemon();
     if args.command.is_long_lived() {
-        fds::close_inherited();
+        stead_sys::fds::close_inherited();
     }
     let code = match cli::run_daemon(args) {
         Ok(code) => code,

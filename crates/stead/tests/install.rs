@@ -474,3 +474,258 @@ fn check_text(text: &str, xml: &str) {
     }
     assert!(!text.contains('>'), "a raw > in text:\n{xml}");
 }
+
+/// A stand-in for `launchctl` or `systemctl` on the sandbox's PATH: it records each
+/// call (one line of arguments) and plays the service manager's part with the real
+/// server: loading starts `stead serve` for the sandbox's state directory (detached, its
+/// output nowhere), unloading stops it. What it was asked is what is checked.
+struct Manager<'a> {
+    sb: &'a Sandbox,
+    bin: PathBuf,
+}
+
+impl<'a> Manager<'a> {
+    fn new(sb: &'a Sandbox, tool: &str) -> Self {
+        let bin = sb.tmp.path().join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        let serve = format!(
+            "'{}' --state-dir '{}' serve </dev/null >/dev/null 2>&1 &",
+            env!("CARGO_BIN_EXE_stead"),
+            sb.state_dir().display()
+        );
+        let stop = format!(
+            "'{}' --state-dir '{}' stop >/dev/null 2>&1",
+            env!("CARGO_BIN_EXE_stead"),
+            sb.state_dir().display()
+        );
+        let loaded = sb.tmp.path().join("loaded");
+        let script = match tool {
+            "launchctl" => format!(
+                "case \"$1\" in\n\
+                 print) [ -e '{loaded}' ] ;;\n\
+                 bootstrap) [ -e '{loaded}' ] && {{ echo 'service already loaded' >&2; exit 5; }}\n\
+                 touch '{loaded}'; {serve} ;;\n\
+                 bootout) [ -e '{loaded}' ] || exit 3; rm '{loaded}'; {stop} ;;\n\
+                 *) exit 64 ;;\n\
+                 esac",
+                loaded = loaded.display()
+            ),
+            "systemctl" => format!(
+                "case \"$2 $3\" in\n\
+                 'enable --now') [ -e '{loaded}' ] || {{ touch '{loaded}'; {serve} }} ;;\n\
+                 'disable --now') [ -e '{loaded}' ] && {{ rm '{loaded}'; {stop}; }}; true ;;\n\
+                 'daemon-reload '|'restart stead.service') ;;\n\
+                 *) exit 64 ;;\n\
+                 esac",
+                loaded = loaded.display()
+            ),
+            other => panic!("no stand-in for {other}"),
+        };
+        let path = bin.join(tool);
+        let log = sb.tmp.path().join("calls");
+        fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\necho \"{tool} $*\" >> '{}'\n{script}\n",
+                log.display()
+            ),
+        )
+        .unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        Self { sb, bin }
+    }
+
+    /// `stead --state-dir STATE ARGS` with the stand-in first on PATH.
+    fn stead(&self, args: &[&str]) -> Outcome {
+        let path = format!(
+            "{}:{}",
+            self.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut command = Command::new(env!("CARGO_BIN_EXE_stead"));
+        command
+            .arg("--state-dir")
+            .arg(self.sb.state_dir())
+            .args(args)
+            .env("HOME", self.sb.home())
+            .env("XDG_CONFIG_HOME", self.sb.config_home())
+            .env("PATH", path)
+            .env_remove("STEAD_STATE_DIR");
+        run(&mut command)
+    }
+
+    /// The calls recorded so far, and forgotten.
+    fn calls(&self) -> Vec<String> {
+        let log = self.sb.tmp.path().join("calls");
+        let calls = fs::read_to_string(&log).unwrap_or_default();
+        let _ = fs::remove_file(&log);
+        calls.lines().map(str::to_owned).collect()
+    }
+
+    /// Whether a server serves the state directory, asked without starting one.
+    fn serving(&self) -> Option<u64> {
+        let socket = self.sb.state_dir().join("stead.sock");
+        let stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .ok()?;
+        let mut hello = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stream), &mut hello).ok()?;
+        let hello: serde_json::Value = serde_json::from_str(&hello).ok()?;
+        hello["hello"]["pid"].as_u64()
+    }
+}
+
+impl Drop for Manager<'_> {
+    /// Whatever the test left running is stopped, also when it failed.
+    fn drop(&mut self) {
+        let _ = Command::new(env!("CARGO_BIN_EXE_stead"))
+            .arg("--state-dir")
+            .arg(self.sb.state_dir())
+            .args(["stop"])
+            .env_remove("STEAD_STATE_DIR")
+            .output();
+    }
+}
+
+#[test]
+fn launchd_install_now_bootstraps_the_agent_and_waits_for_its_server() {
+    let sb = Sandbox::new();
+    let launchctl = Manager::new(&sb, "launchctl");
+    let service = format!("gui/{}/dev.stead", uid());
+    let json = launchctl
+        .stead(&["install", "--launchd", "--now", "--json"])
+        .ok()
+        .json();
+    let bootstrap = format!("launchctl bootstrap gui/{} {}", uid(), sb.plist().display());
+    assert_eq!(
+        launchctl.calls(),
+        [format!("launchctl print {service}"), bootstrap.clone()]
+    );
+    assert_eq!(json["ran"][0], bootstrap.as_str());
+    assert_eq!(json["next"], serde_json::json!([]));
+    let pid = json["server_pid"].as_u64().expect("the server's pid");
+    assert_eq!(launchctl.serving(), Some(pid), "its server serves");
+
+    // Loaded already, with the same file: left alone (bootstrap would refuse it).
+    let again = launchctl
+        .stead(&["install", "--launchd", "--now", "--json"])
+        .ok()
+        .json();
+    assert_eq!(again["already"], true);
+    assert_eq!(again["ran"], serde_json::json!([]));
+    assert_eq!(launchctl.calls(), [format!("launchctl print {service}")]);
+    assert_eq!(again["server_pid"].as_u64(), Some(pid));
+
+    // Uninstalled now: booted out (its server stops), then the file goes.
+    let gone = launchctl
+        .stead(&["uninstall", "--launchd", "--now", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        launchctl.calls(),
+        [
+            format!("launchctl print {service}"),
+            format!("launchctl bootout {service}")
+        ]
+    );
+    assert_eq!(gone["removed"], true);
+    assert_eq!(gone["next"], serde_json::json!([]));
+    assert!(!sb.plist().exists());
+    assert_eq!(launchctl.serving(), None, "its server stopped");
+}
+
+#[test]
+fn launchd_install_now_replacing_a_loaded_agent_passes_the_gate_then_reloads() {
+    let sb = Sandbox::new();
+    let launchctl = Manager::new(&sb, "launchctl");
+    let service = format!("gui/{}/dev.stead", uid());
+    launchctl.stead(&["install", "--launchd", "--now"]).ok();
+    launchctl.calls();
+    // The agent's file changes (another copy of the same agent, edited by hand).
+    let plist = fs::read_to_string(sb.plist()).unwrap();
+    fs::write(sb.plist(), plist.replace("<true/>", "<true/> ")).unwrap();
+    let json = launchctl
+        .stead(&["install", "--launchd", "--now", "--force", "--json"])
+        .ok()
+        .json();
+    let bootstrap = format!("launchctl bootstrap gui/{} {}", uid(), sb.plist().display());
+    assert_eq!(
+        launchctl.calls(),
+        [
+            format!("launchctl print {service}"),
+            format!("launchctl bootout {service}"),
+            bootstrap.clone(),
+        ]
+    );
+    // The gate came first: nothing was due, so it let the restart through.
+    let gate = format!("stead --state-dir {} gate", canonical(&sb.state_dir()));
+    let booted_out = format!("launchctl bootout {service}");
+    assert_eq!(
+        json["ran"],
+        serde_json::json!([gate, booted_out, bootstrap])
+    );
+    assert_eq!(launchctl.serving(), json["server_pid"].as_u64());
+}
+
+#[test]
+fn systemd_install_now_enables_the_unit_and_uninstall_now_disables_it_first() {
+    let sb = Sandbox::new();
+    let systemctl = Manager::new(&sb, "systemctl");
+    let out = systemctl.stead(&["install", "--systemd", "--now"]).ok();
+    assert!(out.stdout.contains("loaded; its server"), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("running: systemctl --user enable --now"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        systemctl.calls(),
+        [
+            "systemctl --user daemon-reload",
+            "systemctl --user enable --now stead.service"
+        ]
+    );
+    assert!(systemctl.serving().is_some());
+    let json = systemctl
+        .stead(&["uninstall", "--systemd", "--now", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        systemctl.calls(),
+        [
+            "systemctl --user disable --now stead.service",
+            "systemctl --user daemon-reload"
+        ]
+    );
+    assert_eq!(json["ran"].as_array().map(Vec::len), Some(2));
+    assert!(!sb.unit().exists());
+    assert_eq!(systemctl.serving(), None, "its server stopped");
+}
+
+#[test]
+fn a_service_manager_that_fails_is_reported_with_what_it_said() {
+    let sb = Sandbox::new();
+    let launchctl = Manager::new(&sb, "launchctl");
+    // launchd has the agent already, but `print` does not show it: bootstrap refuses.
+    fs::write(sb.tmp.path().join("loaded"), "").unwrap();
+    let tool = sb.tmp.path().join("bin/launchctl");
+    let script = fs::read_to_string(&tool).unwrap();
+    fs::write(&tool, script.replace("print) [ -e", "print) false && [ -e")).unwrap();
+    let out = launchctl.stead(&["install", "--launchd", "--now"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let bootstrap = format!(
+        "`launchctl bootstrap gui/{} {}` failed",
+        uid(),
+        sb.plist().display()
+    );
+    assert!(
+        out.stderr.contains(&bootstrap) && out.stderr.contains("service already loaded"),
+        "{}",
+        out.stderr
+    );
+    // The file is written all the same: loading it can be tried again.
+    assert!(sb.plist().is_file());
+    assert_eq!(launchctl.serving(), None);
+}

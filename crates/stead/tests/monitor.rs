@@ -14,14 +14,15 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
-use stead_core::identity;
 use stead_core::lease::{ClaimOutcome, Claimant};
 use stead_core::locator::{LedgerRef, StoreLocator};
+use stead_core::plan::Planner;
 use stead_core::records::{Fence, NewRun};
 use stead_core::runs::{MonitorPlan, MonitorStart, RunEnd, ServerLink};
 use stead_protocol::{Concurrency, JobSpec, KeepFree, Run, RunStatus, Trigger};
 use stead_store::sqlite::SqliteStore;
 use stead_store::{Catalog, Lease, RunLedger};
+use stead_sys::identity;
 
 /// Generous upper bound for anything a test waits on (a loaded 2-core machine).
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -119,32 +120,33 @@ impl Ledger {
             waiting: false,
             not_before: None,
         };
-        let ledger = LedgerRef::Sqlite {
-            path: self.path().join("stead.db"),
+        let planner = Planner {
+            ledger: LedgerRef::Sqlite {
+                path: self.path().join("stead.db"),
+            },
+            state_dir: self.path().to_path_buf(),
+            log_dir: self.path().join("logs"),
+            power_supplies: None,
         };
-        let env = BTreeMap::from([(MARK.to_string(), self.marker.clone())]);
-        let plan = |run_id: i64, log_path: &Path, _key: &str| MonitorPlan {
-            run_id,
-            ledger: ledger.clone(),
-            argv: argv.iter().map(|a| a.to_string()).collect(),
-            cwd: None,
-            env: env.clone(),
-            timeout_ms: None,
-            kill_grace_ms: 2_000,
-            log_path: log_path.to_path_buf(),
-            log_max_bytes: 1024 * 1024,
-            alternatives: Vec::new(),
-            on_failure: None,
-            resume_anywhere: false,
-            retry: None,
-            not_before: None,
+        let spec = JobSpec {
+            name: "job".into(),
+            command: argv.iter().map(|a| a.to_string()).collect(),
+            env: BTreeMap::from([(MARK.to_string(), self.marker.clone())]),
+            ..JobSpec::default()
         };
         let admission = self
             .store
-            .run_admit(&new, &self.path().join("logs"), &plan, self.epoch)
+            .run_admit(&new, &spec, &planner, self.epoch)
             .unwrap();
         assert_eq!(admission.run.status, RunStatus::Queued);
-        admission.plan.expect("a queued run has a plan")
+        let plan = admission.plan.expect("a queued run has a plan");
+        // Short timings, and nothing of the retry budget a job would give.
+        MonitorPlan {
+            kill_grace_ms: 2_000,
+            log_max_bytes: 1024 * 1024,
+            retry: None,
+            ..plan
+        }
     }
 
     /// Starts `stead monitor` with `plan` on stdin, as the server does.
@@ -178,6 +180,7 @@ impl Ledger {
             }),
             log_keep_free: KeepFree::Bytes(0),
             marked: false,
+            secret_store: Some(self.path().join("secrets.json")),
         };
         let json = serde_json::to_vec(&start).unwrap();
         child.stdin.take().unwrap().write_all(&json).unwrap();
@@ -761,4 +764,66 @@ fn a_stop_while_the_hook_runs_ends_it() {
         "{}",
         log_of(&run)
     );
+}
+
+/// The ledger's secret store, with `secrets` set.
+fn secret_store(ledger: &Ledger, secrets: &[(&str, &str)]) -> stead_client::secrets::SecretStore {
+    let store = stead_client::secrets::SecretStore::in_dir(ledger.path());
+    for (name, value) in secrets {
+        store.set(name, value, "2026-12-06T08:00:00Z").unwrap();
+    }
+    store
+}
+
+#[test]
+fn a_secret_is_given_to_the_command_and_masked_in_its_log_even_split_across_reads() {
+    let ledger = Ledger::new();
+    let value = "abcdefgh-SPLIT-ijklmnop";
+    secret_store(&ledger, &[("SPLIT_TOKEN", value)]);
+    let out = ledger.path().join("out");
+    // Half of the value, then (once the monitor has read that half: what came before
+    // it is in the log) the other half: the value arrives in two reads.
+    let script = r#"printf 'before %s' "${TOK%%-SPLIT-*}"
+until grep -q before "$1" 2>/dev/null; do sleep 0.01; done
+printf -- '-SPLIT-%s after\n' "${TOK##*-SPLIT-}"
+echo "$TOK" >&2
+printf %s "$TOK" > "$2""#;
+    let mut plan = ledger.admit(&["sh", "-c", script, "sh"]);
+    plan.argv.push(plan.log_path.display().to_string());
+    plan.argv.push(out.display().to_string());
+    plan.secrets = [("TOK".to_string(), "SPLIT_TOKEN".to_string())].into();
+    let _monitor = ledger.start(&plan);
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Succeeded, "{run:?}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), value);
+    let log = log_of(&run);
+    assert!(!log.contains(value), "{log}");
+    assert!(!log.contains("ijklmnop"), "{log}");
+    assert!(log.contains("before [secret SPLIT_TOKEN] after\n"), "{log}");
+    assert!(log.contains("[secret SPLIT_TOKEN]\n"), "{log}");
+}
+
+#[test]
+fn a_missing_secret_fails_the_start_naming_it_and_the_host() {
+    let ledger = Ledger::new();
+    secret_store(&ledger, &[("OTHER", "x")]);
+    let ran = ledger.path().join("ran");
+    let mut plan = ledger.admit(&["touch", ran.to_str().unwrap()]);
+    plan.alternatives = vec![touch(&ran)];
+    plan.secrets = [("TOK".to_string(), "ABSENT_TOKEN".to_string())].into();
+    let _monitor = ledger.start(&plan);
+    let run = ledger.settled(plan.run_id);
+    assert_eq!(run.status, RunStatus::Failed, "{run:?}");
+    let host = stead_sys::machine::host_name();
+    assert_eq!(
+        run.reason.as_deref(),
+        Some(
+            format!(
+                "failed to start: secret ABSENT_TOKEN is not set on host {host} (stead secret set ABSENT_TOKEN)"
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(run.started_at, None, "the command never started");
+    assert!(!ran.exists(), "neither the command nor its alternative ran");
 }

@@ -1,17 +1,17 @@
 //! `stead-run-and-wait JOB`: what a third-party program does with the stead client library
 //! alone. It finds the state directory (`$STEAD_STATE_DIR` or the platform default),
 //! starts a server with the installed `stead` (or `$STEAD_BIN`) when none serves, runs the
-//! job now, waits for the run to end and exits with the run's exit code.
+//! job now, waits for the run's final attempt (through its retries and a resume) and exits
+//! as `stead run --wait` does: 0 only for a success, else the command's own code (128+N
+//! for signal N), 1 for any other end (cancelled, interrupted, skipped).
 //!
 //! Its dependencies are `stead-client` and `stead-protocol`, nothing of the server: no C
 //! compiler, no SQLite, no PostgreSQL, no HTTP stack (`cargo tree -p
 //! stead-client-example` shows it).
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use stead_client::{Client, installed_stead};
-use stead_protocol::RunStatus;
 
 fn main() -> ExitCode {
     let Some(job) = std::env::args().nth(1) else {
@@ -19,7 +19,8 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     match run_and_wait(&job) {
-        Ok(code) => ExitCode::from(code),
+        // An exit status is always within 0..=255.
+        Ok(code) => u8::try_from(code).map_or(ExitCode::FAILURE, ExitCode::from),
         Err(e) => {
             eprintln!("stead-run-and-wait: {e}");
             ExitCode::from(69)
@@ -27,19 +28,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn run_and_wait(job: &str) -> Result<u8, Box<dyn std::error::Error>> {
+fn run_and_wait(job: &str) -> Result<i32, Box<dyn std::error::Error>> {
     let client = Client::for_state_dir(None)?;
-    let mut conn = client.connect_or_start(&installed_stead()?)?;
-    let mut run = conn.run_now(job)?;
+    let stead = installed_stead()?;
+    let mut conn = client.connect_or_start(&stead)?;
+    let run = conn.run_now(job)?;
     println!("run {} of {job}: {}", run.id, run.status.as_str());
-    while !run.status.is_terminal() {
-        // The server holds the call until the run ends or the timeout passes.
-        run = conn.run_wait(run.id, Some(Duration::from_secs(60)))?;
-    }
-    println!("run {} of {job}: {}", run.id, run.status.as_str());
-    Ok(match (run.status, run.exit_code) {
-        (RunStatus::Succeeded, _) => 0,
-        (_, Some(code)) => u8::try_from(code).unwrap_or(1),
-        _ => 1,
-    })
+    // A restart meanwhile is no reason to stop waiting: the next server carries on.
+    let last = conn.wait_final(run, || client.connect_or_start(&stead))?;
+    println!("run {} of {job}: {}", last.run.id, last.run.status.as_str());
+    Ok(last.exit_code())
 }

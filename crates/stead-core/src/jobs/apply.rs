@@ -189,6 +189,7 @@ mod tests {
             anchor: Timestamp::UNIX_EPOCH,
             fired_through: None,
             paused_until: None,
+            overdue_since: None,
         }
     }
 

@@ -303,6 +303,7 @@ fn rows_for(
         earliest: earliest.unwrap_or(rest[0].0),
         why,
         row_cap: MAX_SKIPPED_ROWS,
+        slept: None,
     };
     std::iter::once(summary)
         .chain(

@@ -38,6 +38,17 @@ pub enum JobError {
     #[error("job {job}: env {name} contains a NUL byte")]
     EnvValue { job: String, name: String },
     #[error(
+        "job {job}: secret {entry:?} is not NAME or VAR=NAME (letters, digits and '_', not starting with a digit)"
+    )]
+    SecretName { job: String, entry: String },
+    #[error("job {job}: variable {var} is given twice, by {first:?} and {second:?}")]
+    SecretTwice {
+        job: String,
+        var: String,
+        first: String,
+        second: String,
+    },
+    #[error(
         "job {job}: host {host:?} is not a host name (letters, digits, '-', '_' and '.', as `stead hosts` lists them)"
     )]
     Host { job: String, host: String },
@@ -69,6 +80,12 @@ pub enum JobError {
         "job {job}: queue {name:?} is not a queue name (1 to 64 letters, digits, '-', '_' or '.')"
     )]
     QueueName { job: String, name: String },
+    #[error("job {job}: network_check {check:?} is not HOST:PORT (such as \"example.org:443\")")]
+    NetworkCheck { job: String, check: String },
+    #[error("job {job}: {field} needs needs_network = true")]
+    NetworkUnneeded { job: String, field: &'static str },
+    #[error("job {job}: jitter_fixed needs a jitter")]
+    FixedWithoutJitter { job: String },
 }
 
 /// The most retries a job may ask for: beyond this, a failure is a job that needs a
@@ -91,6 +108,7 @@ fn nul_field(spec: &JobSpec) -> Option<&'static str> {
         ("every", &spec.every),
         ("cwd", &spec.cwd),
         ("timeout", &spec.timeout),
+        ("expect_within", &spec.expect_within),
         ("keep_for", &spec.keep_for),
         ("retry_delay", &spec.retry_delay),
         ("retry_max_delay", &spec.retry_max_delay),
@@ -98,6 +116,9 @@ fn nul_field(spec: &JobSpec) -> Option<&'static str> {
         ("catch_up_window", &spec.catch_up_window),
         ("on_failure", &spec.on_failure),
         ("landed_check", &spec.landed_check),
+        ("network_check", &spec.network_check),
+        ("network_wait", &spec.network_wait),
+        ("jitter", &spec.jitter),
     ];
     let lists = [
         ("depends_on", &spec.depends_on),
@@ -153,17 +174,22 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
         }
     }
     if let Some(timeout) = &spec.timeout {
-        let d = schedule::parse_duration(timeout).map_err(sched)?;
+        let d = schedule::parse_duration(timeout).map_err(|e| sched(e.into()))?;
         spec.timeout = Some(schedule::format_duration(d));
     }
+    if let Some(within) = &spec.expect_within {
+        let d = schedule::parse_duration(within).map_err(|e| sched(e.into()))?;
+        spec.expect_within = Some(schedule::format_duration(d));
+    }
     if let Some(keep_for) = &spec.keep_for {
-        let d = schedule::parse_duration(keep_for).map_err(sched)?;
+        let d = schedule::parse_duration(keep_for).map_err(|e| sched(e.into()))?;
         spec.keep_for = Some(schedule::format_duration(d));
     }
     if spec.keep_runs == Some(0) {
         return Err(JobError::KeepNoRuns { job });
     }
     validate_retries(&mut spec)?;
+    validate_conditions(&mut spec)?;
     if let Some(name) = spec.after.iter().find(|a| !valid_name(a)) {
         return Err(JobError::AfterName {
             job,
@@ -219,7 +245,7 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
         }
     }
     if let Some(window) = &spec.catch_up_window {
-        let d = schedule::parse_duration(window).map_err(sched)?;
+        let d = schedule::parse_duration(window).map_err(|e| sched(e.into()))?;
         if d > MAX_WINDOW {
             return Err(JobError::WindowTooLong {
                 job,
@@ -246,8 +272,9 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
             host: host.clone(),
         });
     }
+    validate_secrets(&spec)?;
     for (name, value) in &spec.env {
-        if !valid_env_name(name) {
+        if !stead_protocol::valid_variable_name(name) {
             return Err(JobError::EnvName {
                 job,
                 name: name.clone(),
@@ -261,6 +288,88 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
         }
     }
     Ok(spec)
+}
+
+/// Checks the `secrets` entries: each `NAME` or `VAR=NAME`, each variable given once (by
+/// the secrets, or by them and `env`), none of stead's own `STEAD_*` run variables.
+fn validate_secrets(spec: &JobSpec) -> Result<(), JobError> {
+    let job = || spec.name.clone();
+    let mut given: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    for entry in &spec.secrets {
+        let (var, name) = stead_protocol::secret_binding(entry);
+        let valid = stead_protocol::valid_secret_name;
+        if !valid(var) || !valid(name) || var.starts_with("STEAD_") {
+            return Err(JobError::SecretName {
+                job: job(),
+                entry: entry.clone(),
+            });
+        }
+        let first = match (given.insert(var, entry), spec.env.contains_key(var)) {
+            (Some(first), _) => first.to_string(),
+            (None, true) => format!("env {var}"),
+            (None, false) => continue,
+        };
+        return Err(JobError::SecretTwice {
+            job: job(),
+            var: var.to_string(),
+            first,
+            second: entry.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks what runs need of the machine and when fires start, writing durations in
+/// canonical form.
+fn validate_conditions(spec: &mut JobSpec) -> Result<(), JobError> {
+    let job = spec.name.clone();
+    let sched = |e: stead_protocol::units::DurationError| JobError::Schedule {
+        job: job.clone(),
+        source: e.into(),
+    };
+    for (field, given) in [
+        ("network_check", spec.network_check.is_some()),
+        ("network_wait", spec.network_wait.is_some()),
+    ] {
+        if given && !spec.needs_network {
+            return Err(JobError::NetworkUnneeded { job, field });
+        }
+    }
+    if let Some(check) = &spec.network_check
+        && !valid_host_port(check)
+    {
+        return Err(JobError::NetworkCheck {
+            job,
+            check: check.clone(),
+        });
+    }
+    if let Some(wait) = &spec.network_wait {
+        let d = schedule::parse_duration(wait).map_err(sched)?;
+        spec.network_wait = Some(schedule::format_duration(d));
+    }
+    if spec.jitter_fixed && spec.jitter.is_none() {
+        return Err(JobError::FixedWithoutJitter { job });
+    }
+    if let Some(jitter) = &spec.jitter {
+        let d = schedule::parse_duration(jitter).map_err(sched)?;
+        spec.jitter = Some(schedule::format_duration(d));
+    }
+    Ok(())
+}
+
+/// `HOST:PORT` with a non-empty host (a name, an IPv4 address or a bracketed IPv6 one)
+/// and a port from 1 to 65535.
+fn valid_host_port(text: &str) -> bool {
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return false;
+    };
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    !host.is_empty()
+        && !host.contains(char::is_whitespace)
+        && port.parse::<u16>().is_ok_and(|p| p > 0)
 }
 
 /// Checks the retry fields and writes their delays in canonical form.
@@ -277,9 +386,9 @@ fn validate_retries(spec: &mut JobSpec) -> Result<(), JobError> {
             .as_deref()
             .map(schedule::parse_delay)
             .transpose()
-            .map_err(|source| JobError::Schedule {
+            .map_err(|e| JobError::Schedule {
                 job: job.clone(),
-                source,
+                source: e.into(),
             })
     };
     let delay = parse(&spec.retry_delay)?;
@@ -318,14 +427,6 @@ fn valid_host_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
 }
 
-pub(crate) fn valid_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -356,15 +457,79 @@ mod tests {
     }
 
     #[test]
+    fn conditions_are_checked_and_their_durations_written_alike() {
+        let v = validate(JobSpec {
+            needs_network: true,
+            network_check: Some("[::1]:443".into()),
+            network_wait: Some("90s".into()),
+            jitter: Some("300s".into()),
+            jitter_fixed: true,
+            ..spec("sync")
+        })
+        .unwrap();
+        assert_eq!(v.network_wait.as_deref(), Some("1m30s"));
+        assert_eq!(v.jitter.as_deref(), Some("5m"));
+        for (change, message) in [
+            (
+                Box::new(|s: &mut JobSpec| s.network_check = Some("example.org:443".into()))
+                    as Box<dyn FnOnce(&mut JobSpec)>,
+                "job job: network_check needs needs_network = true",
+            ),
+            (
+                Box::new(|s| s.network_wait = Some("1m".into())),
+                "job job: network_wait needs needs_network = true",
+            ),
+            (
+                Box::new(|s| {
+                    s.needs_network = true;
+                    s.network_check = Some("example.org".into())
+                }),
+                "job job: network_check \"example.org\" is not HOST:PORT",
+            ),
+            (
+                Box::new(|s| {
+                    s.needs_network = true;
+                    s.network_check = Some(":443".into())
+                }),
+                "job job: network_check \":443\" is not HOST:PORT",
+            ),
+            (
+                Box::new(|s| {
+                    s.needs_network = true;
+                    s.network_check = Some("host:0".into())
+                }),
+                "job job: network_check \"host:0\" is not HOST:PORT",
+            ),
+            (
+                Box::new(|s| {
+                    s.needs_network = true;
+                    s.network_wait = Some("soon".into())
+                }),
+                "\"soon\"",
+            ),
+            (
+                Box::new(|s| s.jitter_fixed = true),
+                "job job: jitter_fixed needs a jitter",
+            ),
+            (Box::new(|s| s.jitter = Some("-1m".into())), "\"-1m\""),
+        ] {
+            let err = refused(change);
+            assert!(err.contains(message), "{err} (expected {message})");
+        }
+    }
+
+    #[test]
     fn normalizes_zone_and_durations() {
         let mut s = spec("daily.journal");
         s.cron = Some("0 20 * * *".into());
         s.tz = Some("europe/berlin".into());
         s.keep_for = Some("720h".into());
         s.timeout = Some("90m".into());
+        s.expect_within = Some("1560m".into());
         let v = validate(s).unwrap();
         assert_eq!(v.tz.as_deref(), Some("Europe/Berlin"));
         assert_eq!(v.timeout.as_deref(), Some("1h30m"));
+        assert_eq!(v.expect_within.as_deref(), Some("1d2h"));
 
         let mut s = spec("local");
         s.cron = Some("@hourly".into());
@@ -393,6 +558,29 @@ mod tests {
                 "host \"a b\" is not a host name",
             ),
             (Box::new(|s| s.hosts = vec![String::new()]), "host \"\""),
+            (
+                Box::new(|s| s.secrets = vec!["GH=".into()]),
+                "secret \"GH=\" is not NAME or VAR=NAME",
+            ),
+            (
+                Box::new(|s| s.secrets = vec!["1TOKEN".into()]),
+                "secret \"1TOKEN\"",
+            ),
+            (
+                Box::new(|s| s.secrets = vec!["STEAD_JOB=X".into()]),
+                "secret \"STEAD_JOB=X\"",
+            ),
+            (
+                Box::new(|s| s.secrets = vec!["A".into(), "A=B".into()]),
+                "variable A is given twice, by \"A\" and \"A=B\"",
+            ),
+            (
+                Box::new(|s| {
+                    s.env.insert("GH".into(), "x".into());
+                    s.secrets = vec!["GH=GITHUB_TOKEN".into()]
+                }),
+                "variable GH is given twice, by \"env GH\"",
+            ),
             (
                 Box::new(|s| s.cron = Some("61 * * * *".into())),
                 "minute field \"61\"",

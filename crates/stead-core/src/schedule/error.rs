@@ -29,3 +29,12 @@ pub enum ScheduleError {
         reason: String,
     },
 }
+
+impl From<stead_protocol::units::DurationError> for ScheduleError {
+    fn from(e: stead_protocol::units::DurationError) -> Self {
+        Self::InvalidDuration {
+            value: e.value,
+            reason: e.reason,
+        }
+    }
+}

@@ -1,5 +1,5 @@
 //! Job schedules: cron expressions in an IANA time zone, fixed intervals,
-//! and durations.
+//! and the durations they are written with (read by `stead_protocol::units`).
 //!
 //! Cron expressions are read as Debian's cron reads them, and fire times
 //! follow its daylight-saving rules (`docs/scheduling.md` has the user's
@@ -8,7 +8,6 @@
 //! reads the machine's zone setting.
 
 mod cron;
-mod duration;
 mod error;
 mod expr;
 mod fire;
@@ -21,10 +20,11 @@ mod tests;
 use jiff::{Timestamp, Zoned};
 
 pub use cron::CronSchedule;
-pub use duration::{format_delay, format_duration, parse_delay, parse_duration};
 pub use error::ScheduleError;
 pub use interval::IntervalSchedule;
 pub use zone::machine_zone;
+// Read in stead-protocol so that the client library reads its config with them too.
+pub use stead_protocol::units::{format_delay, format_duration, parse_delay, parse_duration};
 
 /// The first `count` fires of `expr` in `zone` strictly after `after`, for
 /// previewing a schedule (`stead cron next`). Fewer when the schedule ends

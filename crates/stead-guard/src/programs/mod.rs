@@ -58,13 +58,13 @@ pub(crate) enum Inner {
 /// The most guesses made for one command line of an unknown program.
 const MAX_GUESSES: usize = 16;
 
-/// What `argv` runs besides itself. `lenient` is set when the command line is itself
-/// a guess, and then no further guessing is done; `also_known` names more programs a
+/// What `argv` runs besides itself. `guessed` is set when the command line is itself a
+/// guess, and then no further guessing is done from it; `also_known` names more programs a
 /// guess looks for (the declared restart commands).
 /// `from` is the command piping into it, if any.
 pub(crate) fn inner(
     argv: &[Arg],
-    lenient: bool,
+    guessed: bool,
     also_known: &dyn Fn(&Arg) -> bool,
     from: Option<&str>,
 ) -> Vec<Inner> {
@@ -85,7 +85,7 @@ pub(crate) fn inner(
         return inner;
     }
     // stead's own arguments (a job's command) run later, under stead.
-    if lenient || data::is_data(name) || name == "stead" {
+    if guessed || data::is_data(name) || name == "stead" {
         return Vec::new();
     }
     guesses(argv, also_known)

@@ -24,10 +24,28 @@ const PGREP: Spec = Spec {
         "uid",
         "pidfile",
         "runstates",
+        "cgroup",
         "ns",
         "nslist",
         "delimiter",
         "queue",
+    ],
+    long_flags: &[
+        "full",
+        "exact",
+        "ignore-case",
+        "inverse",
+        "newest",
+        "oldest",
+        "echo",
+        "count",
+        "logpidfile",
+        "ignore-ancestors",
+        "list-name",
+        "list-full",
+        "lightweight",
+        "help",
+        "version",
     ],
     signals: true,
     ..Spec::FLAGS
@@ -43,9 +61,27 @@ const KILLALL: Spec = Spec {
         "context",
         "ns",
     ],
+    long_flags: &[
+        "exact",
+        "ignore-case",
+        "process-group",
+        "interactive",
+        "list",
+        "quiet",
+        "regexp",
+        "verbose",
+        "version",
+        "wait",
+        "help",
+    ],
     signals: true,
     ..Spec::FLAGS
 };
+
+/// The selectors of pgrep and pkill other than a pattern.
+const SELECTORS: &[&str] = &[
+    "g", "G", "P", "s", "t", "pgroup", "group", "parent", "session", "terminal", "cgroup",
+];
 
 const EVERY_PROCESS: &str = "it signals every process of the user";
 
@@ -75,8 +111,9 @@ pub(super) fn harmless(signal: &str) -> bool {
 /// `kill [-SIG | -s SIG | -n NUM] [--] PID…`: a pid from `$(pgrep NAME)` or `$(pidof
 /// NAME)` is the service's; a pid the guard cannot trace (`$PID`, `$(cat pidfile)`) is
 /// unsure; a number or a job (`%1`, `$!`: the shell's own children) is not; `-1` is
-/// every process, and `-PID` a process group, as a server's own pid is.
-pub(super) fn kill(args: &[Arg], service: &Guarded) -> Option<Found> {
+/// every process, and `-PID` a process group, as a server's own pid is. `lines` are
+/// the command lines of the service's processes, where known.
+pub(super) fn kill(args: &[Arg], service: &Guarded, lines: &[String]) -> Option<Found> {
     let mut rest = args;
     let mut signal = None;
     match rest.first().map(|a| a.text.as_str()) {
@@ -104,9 +141,9 @@ pub(super) fn kill(args: &[Arg], service: &Guarded) -> Option<Found> {
             return Some(Found::all(Act::Kill, EVERY_PROCESS));
         }
         let this = if !pid.subs.is_empty() {
-            pid.subs
-                .iter()
-                .fold(Seen::No, |s, script| s.or(selected_by(script, service)))
+            pid.subs.iter().fold(Seen::No, |s, script| {
+                s.or(selected_by(script, service, lines))
+            })
         } else if pid.dynamic && pid.text != "$!" {
             Seen::Unsure(pid.text.clone())
         } else {
@@ -118,7 +155,7 @@ pub(super) fn kill(args: &[Arg], service: &Guarded) -> Option<Found> {
 }
 
 /// `pkill` (and `pgrep`, which selects the same processes).
-pub(super) fn pkill(args: &[Arg], service: &Guarded) -> Option<Found> {
+pub(super) fn pkill(args: &[Arg], service: &Guarded, lines: &[String]) -> Option<Found> {
     let scan = opts::scan(args, &PGREP);
     if scan.asks_help() || scan.has("V") || harmless_scan(&scan) {
         return None;
@@ -132,10 +169,15 @@ pub(super) fn pkill(args: &[Arg], service: &Guarded) -> Option<Found> {
     if scan.operands.is_empty() && (user || orphans) {
         return Some(Found::all(Act::Kill, EVERY_PROCESS));
     }
-    Some(Found::new(selects(&scan, service)?, Act::Kill))
+    // pkill takes no `-v`: only pgrep's inverts.
+    let inverse = scan.has("inverse");
+    Some(Found::new(
+        selects(&scan, service, lines, inverse)?,
+        Act::Kill,
+    ))
 }
 
-fn selects(scan: &Scan<'_>, service: &Guarded) -> Option<Seen> {
+fn selects(scan: &Scan<'_>, service: &Guarded, lines: &[String], inverse: bool) -> Option<Seen> {
     if scan.operands.is_empty() {
         if ["u", "U", "euid", "uid"].iter().any(|o| scan.has(o)) {
             return Some(Seen::Yes);
@@ -143,20 +185,17 @@ fn selects(scan: &Scan<'_>, service: &Guarded) -> Option<Seen> {
         if let Some(file) = scan.value("F").or(scan.value("pidfile")) {
             return Some(Seen::Unsure(file.text.clone()));
         }
-        let selector = [
-            "g", "G", "P", "s", "t", "pgroup", "group", "parent", "session", "terminal",
-        ]
-        .iter()
-        .find_map(|o| scan.value(o));
+        let selector = SELECTORS.iter().find_map(|o| scan.value(o));
         return selector.map(|v| Seen::Unsure(v.text.clone()));
     }
     let mode = Mode {
         full: scan.has("f") || scan.has("full"),
         exact: scan.has("x") || scan.has("exact"),
         fold: scan.has("i") || scan.has("ignore-case"),
+        inverse,
     };
     Some(Seen::any(scan.operands.iter().copied(), |p| {
-        pattern::selects(p, service, mode)
+        pattern::selects(p, service, lines, mode)
     }))
 }
 
@@ -179,10 +218,11 @@ pub(super) fn killall(args: &[Arg], service: &Guarded) -> Option<Found> {
         full: false,
         exact: false,
         fold: scan.has("I") || scan.has("ignore-case"),
+        inverse: false,
     };
     let regex = scan.has("r") || scan.has("regexp");
     let names = |name: &Arg| match regex {
-        true => pattern::selects(name, service, mode),
+        true => pattern::selects(name, service, &[], mode),
         false => Some(
             service
                 .processes
@@ -310,7 +350,7 @@ fn pidof(args: &[Arg], service: &Guarded) -> Seen {
 }
 
 /// Whether the pids a substitution prints are the service's.
-fn selected_by(script: &str, service: &Guarded) -> Seen {
+fn selected_by(script: &str, service: &Guarded, lines: &[String]) -> Seen {
     let unsure = || Seen::Unsure(format!("$({script})"));
     let Some(commands) = shell::commands(script) else {
         return unsure();
@@ -320,7 +360,8 @@ fn selected_by(script: &str, service: &Guarded) -> Seen {
         let this = match basename(&argv[0].text) {
             "pgrep" => {
                 let scan = opts::scan(&argv[1..], &PGREP);
-                selects(&scan, service).unwrap_or(Seen::No)
+                let inverse = scan.has("v") || scan.has("inverse");
+                selects(&scan, service, lines, inverse).unwrap_or(Seen::No)
             }
             "pidof" => pidof(&argv[1..], service),
             _ => continue,

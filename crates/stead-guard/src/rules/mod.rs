@@ -1,8 +1,11 @@
 //! Which command lines restart, stop or kill which guarded service, by family: service
 //! managers (`units`), launchd, the machine and the login (`power`), signals (`kill`,
-//! with pkill's regular expressions in `pattern`), stead's own stop (`stead`), and each
+//! with pkill's regular expressions in `pattern`, read as glibc reads them in `ere` and
+//! compared with the command lines of stead's processes in `command_lines`), stead's own stop (`stead`), and each
 //! service's declared restart command (`restart`).
 
+mod command_lines;
+mod ere;
 mod kill;
 mod launchd;
 mod pattern;
@@ -12,6 +15,7 @@ mod stead;
 mod units;
 
 use crate::services::Guarded;
+use crate::stead_cmd::Protected;
 use crate::words::{Arg, basename};
 
 pub(crate) use restart::Restart;
@@ -154,6 +158,27 @@ pub(crate) const PROGRAMS: &[&str] = &[
     "curl",
 ];
 
+/// What the rules know of the stead being guarded.
+pub(crate) struct Own {
+    /// The socket of its server, which only stead may talk to.
+    socket: Option<String>,
+    /// The command lines its processes show.
+    command_lines: Vec<String>,
+}
+
+impl Own {
+    pub fn of(dirs: &Protected) -> Own {
+        let socket = dirs
+            .socket
+            .clone()
+            .or_else(|| dirs.state_dir.as_ref().map(|d| d.join("stead.sock")));
+        Own {
+            socket: socket.map(|s| s.to_string_lossy().into_owned()),
+            command_lines: command_lines::of(dirs),
+        }
+    }
+}
+
 /// Whether a rule reads this program's command lines.
 pub(crate) fn is_rule_program(program: &Arg) -> bool {
     PROGRAMS.contains(&basename(&program.text)) || units::is_init_script(&program.text)
@@ -161,7 +186,7 @@ pub(crate) fn is_rule_program(program: &Arg) -> bool {
 
 /// Every guarded service the command line (wrappers already looked through)
 /// restarts, stops or kills.
-pub(crate) fn hits<'g>(argv: &[Arg], guarded: &'g [Guarded], socket: Option<&str>) -> Vec<Hit<'g>> {
+pub(crate) fn hits<'g>(argv: &[Arg], guarded: &'g [Guarded], own: &Own) -> Vec<Hit<'g>> {
     let Some(program) = argv.first() else {
         return Vec::new();
     };
@@ -169,6 +194,10 @@ pub(crate) fn hits<'g>(argv: &[Arg], guarded: &'g [Guarded], socket: Option<&str
     let name = basename(&program.text);
     let mut hits = Vec::new();
     for service in guarded {
+        let lines = match service.is_stead() {
+            true => own.command_lines.as_slice(),
+            false => &[],
+        };
         let found = match name {
             "systemctl" => units::systemctl(args, service),
             "service" | "invoke-rc.d" | "rc-service" => units::sysv(args, service),
@@ -184,15 +213,15 @@ pub(crate) fn hits<'g>(argv: &[Arg], guarded: &'g [Guarded], socket: Option<&str
             "launchctl" => launchd::launchctl(args, service),
             "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" | "kexec"
             | "loginctl" | "killall5" => power::power(name, args),
-            "kill" => kill::kill(args, service),
-            "pkill" => kill::pkill(args, service),
+            "kill" => kill::kill(args, service, lines),
+            "pkill" => kill::pkill(args, service, lines),
             "killall" => kill::killall(args, service),
             "skill" => kill::skill(args, service),
             "fuser" => kill::fuser(args),
             "start-stop-daemon" => kill::start_stop_daemon(args, service),
             "stead" => stead::command(argv, service),
             "socat" | "nc" | "ncat" | "netcat" | "websocat" | "curl" if service.is_stead() => {
-                stead::socket(args, socket)
+                stead::socket(args, own.socket.as_deref())
             }
             _ if units::is_init_script(&program.text) => units::init_script(program, args, service),
             _ => None,

@@ -20,9 +20,9 @@ use brush_parser::ast::{
     self, AndOr, Command, CompoundCommand, ExtendedTestExpr, SeparatorOperator,
 };
 
-use crate::limits;
 use crate::stead_cmd::{Gates, Protected};
 use crate::words::{self, Arg, Vars};
+use crate::{continuation, limits};
 use defs::Defs;
 use source::Source;
 
@@ -123,6 +123,7 @@ pub(crate) fn walk(script: &str, ctx: &Context<'_>) -> Result<Walk, String> {
         depth: 0,
         certain: true,
         lenient: false,
+        guessed: false,
         at_start: true,
         stdin: &stdin,
         calls: 0,
@@ -174,6 +175,7 @@ pub(crate) fn is_and_chain(script: &str) -> bool {
 
 /// Parses a script that holds at most `max_substitutions` substitutions.
 pub(crate) fn parse(script: &str, max_substitutions: usize) -> Result<ast::Program, String> {
+    continuation::check_joins(script)?;
     limits::check_substitutions(script, max_substitutions)?;
     let options = ParserOptions::default();
     // The tokenizer and parser panic on some malformed input (`${<<EOF`); that is
@@ -182,15 +184,20 @@ pub(crate) fn parse(script: &str, max_substitutions: usize) -> Result<ast::Progr
         brush_parser::uncached_tokenize_str(script, &options.tokenizer_options())
     })
     .map_err(|_| limits::READER_FAILED.to_owned())?
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| continuation::unparsed(script, e.to_string()))?;
     limits::nesting(&tokens)?;
     limits::word_nesting(&tokens)?;
     match std::panic::catch_unwind(|| brush_parser::parse_tokens(&tokens, &options)) {
         Ok(Ok(program)) => Ok(program),
         // brush reads no `select`; it is a `for` loop as far as the guard cares.
         Ok(Err(e)) => match limits::select_as_for(script) {
-            Some(script) => parse(&script, max_substitutions).map_err(|_| e.to_string()),
-            None => Err(e.to_string()),
+            Some(script) => parse(&script, max_substitutions).map_err(|again| {
+                match limits::unreadable(&again) {
+                    true => again,
+                    false => e.to_string(),
+                }
+            }),
+            None => Err(continuation::unparsed(script, e.to_string())),
         },
         Err(_) => Err(limits::READER_FAILED.to_owned()),
     }
@@ -221,6 +228,12 @@ struct Scope<'a> {
     certain: bool,
     /// Only a guess that it runs.
     lenient: bool,
+    /// The command line is itself a guess (an argument of a program the guard does not
+    /// know): no further guess is made from its arguments. A script that a program it
+    /// names surely runs is shell code, read as any (`uv run sh -c 'uv run pkill
+    /// stead'`): its command lines are guessed at again. A script that is only a guess
+    /// itself (`mytool --note 'Fix: pkill stead on exit'`) is not: prose is no code.
+    guessed: bool,
     /// The very first command of the whole command line.
     at_start: bool,
     /// What it reads on standard input.
@@ -699,8 +712,10 @@ impl Walker<'_> {
         }
     }
 
-    /// A word the guard cannot read: past a limit, the whole command is refused.
+    /// A word the guard cannot read: past a limit, or where the shell may join its
+    /// lines into a word that reads, the whole command is refused.
     fn unreadable_word(&mut self, raw: &str, error: String, scope: Scope<'_>) {
+        let error = continuation::unparsed(raw, error);
         if limits::unreadable(&error) {
             self.limit = Some(error);
         } else {
@@ -741,10 +756,10 @@ fn ends_shell_list(list: &ast::CompoundList) -> bool {
         })
 }
 
-/// Whether a loop may end through `break` (its text holds the word).
+/// Whether a loop may end through `break` (its text holds the word, once lines
+/// continued with a backslash are joined: `bre\⏎ak` is `break`).
 fn breaks(source: &Source, span: &brush_parser::SourceSpan) -> bool {
-    let (start, end) = (source.byte(span.start.index), source.byte(span.end.index));
-    let text = source.text.get(start..end).unwrap_or(&source.text);
+    let text = continuation::joined(source.slice(span).unwrap_or(&source.text));
     text.match_indices("break").any(|(at, _)| {
         let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
         !word(text[..at].chars().next_back()) && !word(text[at + 5..].chars().next())

@@ -11,6 +11,8 @@ use brush_parser::ast::{
 use std::rc::Rc;
 
 use super::{Event, Scope, Stdin, Walker};
+use crate::continuation;
+use crate::limits::MISREAD;
 use crate::programs::{self, Inner, Via};
 use crate::stead_cmd::{self, Gates};
 use crate::words::{self, Arg, basename, glob_matches};
@@ -264,7 +266,7 @@ impl Walker<'_> {
             IoRedirect::HereDocument(_, doc) => {
                 // A quoted delimiter (`<<'EOF'`) makes the body plain data.
                 let body = match doc.requires_expansion {
-                    true => match words::heredoc(&doc.doc.value, &self.vars) {
+                    true => match words::heredoc(&self.here_body(doc, scope), &self.vars) {
                         Ok(body) => {
                             self.subs(&body.subs, scope);
                             body.text
@@ -293,6 +295,31 @@ impl Walker<'_> {
                 for target in self.expand(&word.value, scope) {
                     self.written(&target.text, scope);
                 }
+            }
+        }
+    }
+
+    /// The body of an unquoted here-document as the shell reads it, its continued
+    /// lines joined (the parser's keeps them); where the shell ends it elsewhere than
+    /// the parser did, the command cannot be read.
+    fn here_body(&mut self, doc: &ast::IoHereDocument, scope: Scope<'_>) -> String {
+        let raw = doc
+            .doc
+            .loc
+            .as_ref()
+            .and_then(|span| scope.source.slice(span));
+        let body =
+            raw.and_then(|raw| continuation::here_body(raw, &doc.here_end.value, doc.remove_tabs));
+        match body {
+            Some(body) => body,
+            None => {
+                if !scope.lenient {
+                    self.limit = Some(format!(
+                        "{MISREAD}: the shell joins the lines of a here-document continued with a backslash before it looks for its delimiter `{}`, and so ends it elsewhere",
+                        doc.here_end.value
+                    ));
+                }
+                doc.doc.value.clone()
             }
         }
     }
@@ -416,7 +443,7 @@ impl Walker<'_> {
         let extra = &self.ctx.restart_programs;
         let is_restart = |arg: &Arg| extra.iter().any(|p| p == basename(&arg.text));
         let from = site.stdin.from.as_deref();
-        for inner in programs::inner(&argv, scope.lenient, &is_restart, from) {
+        for inner in programs::inner(&argv, scope.guessed, &is_restart, from) {
             proven.extend(self.inner(inner, site, env.clone(), scope, hops));
         }
         proven
@@ -439,6 +466,7 @@ impl Walker<'_> {
             Via::Maybe => scope.unsure(),
             Via::Guess => Scope {
                 lenient: true,
+                guessed: true,
                 ..scope.unsure()
             },
         };
@@ -457,9 +485,18 @@ impl Walker<'_> {
                 what,
                 posix,
             } => {
+                // Run for sure by what runs it (a shell a guess found): shell code, its
+                // own command lines guessed at again.
+                let reading = match how {
+                    Via::Guess => via(how),
+                    Via::Always | Via::Maybe => Scope {
+                        guessed: false,
+                        ..via(how)
+                    },
+                };
                 let gates = match code.dynamic {
-                    true => self.script(&code, &what, &site.text, via(how)),
-                    false => self.nested(&code.text, &what, via(how), posix),
+                    true => self.script(&code, &what, &site.text, reading),
+                    false => self.nested(&code.text, &what, reading, posix),
                 };
                 proven(how, gates)
             }

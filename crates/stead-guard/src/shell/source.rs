@@ -4,6 +4,7 @@
 
 use std::cell::OnceCell;
 
+use brush_parser::SourceSpan;
 use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item, SourceLocation};
 
 pub(super) struct Source {
@@ -35,6 +36,12 @@ impl Source {
             .offsets
             .get_or_init(|| self.text.char_indices().map(|(at, _)| at).collect());
         offsets.get(char_index).copied().unwrap_or(self.text.len())
+    }
+
+    /// The text a span covers, if it lies in this script.
+    pub fn slice(&self, span: &SourceSpan) -> Option<&str> {
+        let (start, end) = (self.byte(span.start.index), self.byte(span.end.index));
+        self.text.get(start..end)
     }
 
     /// A simple command as written, and where it starts.

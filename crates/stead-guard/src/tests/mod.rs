@@ -46,6 +46,17 @@ fn guard() -> Guard {
     })
 }
 
+/// stead alone, installed in `/opt/tools/bin`, its ledger in `/var/lib/ledger`: names
+/// that hold no `stead`, so that a pattern must match its command lines to count.
+fn installed() -> Guard {
+    Guard::new(&[]).protecting(Protected {
+        state_dir: Some(PathBuf::from("/var/lib/ledger")),
+        default_state_dir: Some(PathBuf::from("/home/user/.local/state/stead")),
+        socket: None,
+        exe: Some(PathBuf::from("/opt/tools/bin/stead")),
+    })
+}
+
 fn check(command: &str) -> Verdict {
     guard().check(command)
 }

@@ -1,10 +1,12 @@
 //! Properties over generated commands: a refused command stays refused inside any
-//! wrapper, shell, subshell, group, conditional, loop or function; and random nesting
-//! of any depth and size never crashes the guard and never allows what it cannot read.
+//! wrapper, shell, subshell, group, conditional, loop or function, and split anywhere
+//! by a line continuation; any piece of a command line of stead's own processes, as a
+//! `pkill -f` pattern, is refused; and random nesting of any depth and size never
+//! crashes the guard and never allows what it cannot read.
 
 use proptest::prelude::*;
 
-use super::{check, refused_service};
+use super::{check, installed, refused_service};
 use crate::Verdict;
 use crate::limits;
 use crate::shell::{self, Context};
@@ -43,6 +45,13 @@ const REFUSED: &[(&str, &str)] = &[
     ("kill $(pgrep web-server)", "web"),
     ("service web restart", "web"),
     ("docker restart web", "web"),
+];
+
+/// Commands refused although they name no service (every process, stead's own command
+/// line): what the guard cannot read there is not refused for a mention.
+const NAMING_NOTHING: &[(&str, &str)] = &[
+    ("kill -9 -1", "stead"),
+    ("pkill -f 'serve --spawned'", "stead"),
 ];
 
 /// How a wrapping takes the command and what it makes of it.
@@ -127,6 +136,22 @@ const WRAPPINGS: &[(&str, Kind)] = &[
     ("uv run {}", Prefix),
 ];
 
+/// Whether a line continuation after `before` is one the shell joins: not in single
+/// quotes, not after a backslash.
+fn joins_at(before: &str) -> bool {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for c in before.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            _ => {}
+        }
+    }
+    !single && !escaped
+}
+
 fn wrap(wrapping: &str, command: &str) -> String {
     wrapping
         .replace("{q}", &shell_words::quote(command))
@@ -158,8 +183,47 @@ fn every_wrapping_of_every_refused_command_stays_refused() {
     );
 }
 
+/// The command lines the processes of the stead `installed` guards show, as stead starts them: by hand,
+/// by its unit, by a client (`--spawned`), each run's monitor, the spawner.
+const STEAD_COMMAND_LINES: &[&str] = &[
+    "stead serve",
+    "stead --state-dir /var/lib/ledger serve",
+    "/opt/tools/bin/stead --state-dir /var/lib/ledger serve",
+    "/opt/tools/bin/steadd --state-dir /var/lib/ledger serve --spawned",
+    "/opt/tools/bin/steadd --state-dir /var/lib/ledger monitor",
+    "/opt/tools/bin/steadd --state-dir /var/lib/ledger spawner",
+];
+
+/// Text as an extended regular expression that matches exactly it.
+fn literal_pattern(text: &str) -> String {
+    let mut pattern = String::new();
+    for c in text.chars() {
+        if "\\.[](){}*+?|^$".contains(c) {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Any piece of the command line of one of stead's processes, as a `pkill -f`
+    /// pattern, kills it, and is refused.
+    #[test]
+    fn a_piece_of_a_stead_command_line_is_refused(
+        which in 0..STEAD_COMMAND_LINES.len(),
+        start in any::<prop::sample::Index>(),
+        len in 1..40usize,
+    ) {
+        let line = STEAD_COMMAND_LINES[which];
+        let start = start.index(line.len());
+        let piece = &line[start..line.len().min(start + len)];
+        let command = format!("pkill -f -- {}", shell_words::quote(&literal_pattern(piece)));
+        let verdict = installed().check(&command);
+        prop_assert_eq!(refused_service(&verdict), Some("stead"), "{}", command);
+    }
 
     /// Wrappings stacked on each other keep a refusal.
     #[test]
@@ -217,5 +281,31 @@ proptest! {
     #[test]
     fn the_guard_never_panics(command in r#"(stead|pkill|sh -c |<<EOF\n|\nEOF|\$\(|\$\{|[a-z $'"`(){}|&;<>\\\n#=*!-]){0,60}"#) {
         let _ = check(&command);
+    }
+}
+
+proptest! {
+    // Few of the places a continuation can go change how the parser reads a command.
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// A line continuation anywhere in a refused command (but in single quotes, which
+    /// keep it, or after a backslash, which would escape it) is joined by the shell,
+    /// which then runs the same command: it stays refused, or is refused unread where
+    /// the parser would read it otherwise.
+    #[test]
+    fn a_continuation_anywhere_keeps_a_refusal(
+        which in any::<prop::sample::Index>(),
+        wrapping in 0..WRAPPINGS.len(),
+        at in any::<prop::sample::Index>(),
+    ) {
+        let commands: Vec<_> = REFUSED.iter().chain(NAMING_NOTHING).collect();
+        let (command, service) = *commands[which.index(commands.len())];
+        let wrapped = wrap(WRAPPINGS[wrapping].0, command);
+        let at = at.index(wrapped.len() + 1);
+        prop_assume!(joins_at(&wrapped[..at]));
+        let split = format!("{}\\\n{}", &wrapped[..at], &wrapped[at..]);
+        let verdict = check(&split);
+        let refused = refused_service(&verdict);
+        prop_assert!(refused == Some(service) || refused == Some("(unread)"), "{:?}: {:?}", split, verdict);
     }
 }

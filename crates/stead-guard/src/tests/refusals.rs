@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{OWN, check, guard, refusal, refused_service, services};
+use super::{OWN, check, guard, installed, refusal, refused_service, services};
 use crate::{Guard, Protected, Verdict};
 
 #[test]
@@ -167,4 +167,23 @@ fn the_suggested_gate_names_the_ledger_when_a_bare_stead_would_miss_it() {
         guard().check("stead gate --service web && systemctl restart web"),
         Verdict::Allow
     );
+}
+
+#[test]
+fn a_pattern_is_compared_with_the_command_lines_of_the_guards_own_stead() {
+    let installed = installed();
+    for command in [
+        "pkill -f '/var/lib/ledger serve'",
+        "pkill -f 'ledger monitor'",
+        "pkill -f '^/opt/tools/bin/'",
+        "pkill -xf '/opt/tools/bin/s.eadd --state-dir /var/lib/ledger spawner'",
+    ] {
+        assert_eq!(
+            refused_service(&installed.check(command)),
+            Some("stead"),
+            "{command}"
+        );
+        // Another stead's lines are not these.
+        assert_eq!(check(command), Verdict::Allow, "{command}");
+    }
 }

@@ -8,6 +8,8 @@ const STEAD: Option<&str> = Some("stead");
 const WEB: Option<&str> = Some("web");
 const DB: Option<&str> = Some("db");
 const ALLOWED: Option<&str> = None;
+/// Refused unread: the guard cannot tell how the shell reads it.
+const UNREAD: Option<&str> = Some("(unread)");
 
 type Class = (
     &'static str,
@@ -658,6 +660,75 @@ const TABLE: &[Class] = &[
             ("pkill -f 'web-server --port 8080'", WEB),
             ("pkill 'x{1,'", ALLOWED),
             ("pkill 'web-server('", WEB),
+            // As glibc reads an extended expression, which is how pkill, pgrep and
+            // killall read theirs: an escaped letter is the letter (`\\d` is `d`, `\\t`
+            // is `t`), a backslash in brackets is a backslash, `\\1` refers back,
+            // `{,3}` is `{0,3}`, and `(?` is an error.
+            ("pkill -f 'stea\\d serve'", STEAD),
+            ("pkill 'stea[\\d]'", STEAD),
+            ("pkill -f 's\\tead serve'", STEAD),
+            ("pkill -f 's\\erve --spawn\\ed'", STEAD),
+            ("pkill -f '(e)rv\\1 --spawned'", STEAD),
+            ("killall -r 'stea\\d'", STEAD),
+            ("pkill -f 'x{,3}spawner'", STEAD),
+            ("pkill -f '[[:alpha:]]*d --state-dir'", STEAD),
+            // Read as its group again, `\\1` matches more than it does: inverted, such
+            // a pattern may leave out a line it matches (`stead` here).
+            ("pgrep -v '(s|d)tea\\1' | xargs kill", STEAD),
+            ("pkill -f 'spawne\\x64'", ALLOWED),
+            ("pkill -f '(?i)SERVE'", ALLOWED),
+            ("pkill -f 'serve)'", ALLOWED),
+        ],
+    ),
+    (
+        // What `ps` shows for stead's processes: a server a client started
+        // (`…/steadd --state-dir DIR serve --spawned`), one started by hand or by its
+        // unit (`stead serve`, `…/stead --state-dir DIR serve`), each run's monitor
+        // and the spawner of monitors (`…/steadd --state-dir DIR monitor|spawner`).
+        "patterns that match stead's own command lines",
+        &[
+            ("pkill -f 'serve --spawned'", STEAD),
+            ("pkill -f -- --spawned", STEAD),
+            ("pkill -f spawner", STEAD),
+            ("pkill -f 'monitor$'", STEAD),
+            ("pkill -f 'state-dir'", STEAD),
+            ("pkill -f 'd --state-dir'", STEAD),
+            ("pkill -f '/srv/s.ead serve'", STEAD),
+            ("pkill -f '/srv/s.ead monitor'", STEAD),
+            ("pkill -f 'dir=/srv/s'", STEAD),
+            ("pkill -f 'serve --http'", STEAD),
+            ("pkill -9 -f '^/usr/local/bin/'", STEAD),
+            ("pkill -xf '.*d --state-dir /srv/s.ead spawner'", STEAD),
+            ("pgrep -f 'serve --spawned' | xargs kill", STEAD),
+            ("kill $(pgrep -f 'state-dir .* monitor')", STEAD),
+            ("kill -9 `pgrep -f spawner`", STEAD),
+            // Inverted, a pattern selects every process it does not match.
+            ("pkill --inverse -f my-own-script", STEAD),
+            ("pgrep -v my-own-script | xargs kill", STEAD),
+            ("kill $(pgrep -vf my-own-script)", STEAD),
+            (
+                "pkill --cgroup /user.slice/user@1000.service/app.slice/stead.service",
+                STEAD,
+            ),
+            // Long options as getopt reads them: a unique prefix names one.
+            ("pkill --fu 'serve --spawned'", STEAD),
+            ("pgrep --inv -x my-own-script | xargs kill", STEAD),
+            ("killall --reg '^stead'", STEAD),
+            ("pkill -f my-own-script", ALLOWED),
+            ("pkill -xf 'serve --spawned'", ALLOWED),
+            ("pkill -f 'ng serve'", ALLOWED),
+            ("pkill -f 'hugo serve --port 1313'", ALLOWED),
+            ("pkill -f 'python3 -m http.server'", ALLOWED),
+            ("pkill -f 'node monitor.js'", ALLOWED),
+            ("pkill -f spawner.js", ALLOWED),
+            ("pgrep -f 'serve --spawned'", ALLOWED),
+            // Another ledger's server, named by its state directory alone: not the
+            // guard's ledger.
+            ("pkill -f 'state-dir /tmp/other serve'", ALLOWED),
+            (
+                "pkill --cgroup /user.slice/user@1000.service/app.slice/web.service",
+                WEB,
+            ),
         ],
     ),
     (
@@ -934,6 +1005,10 @@ const TABLE: &[Class] = &[
             ("hyperfine 'systemctl restart web'", WEB),
             ("nix-shell --run 'pkill stead'", STEAD),
             ("uv run systemctl restart web", WEB),
+            // A script a guess finds is shell code: its own command lines are guessed at.
+            ("uv run sh -c 'uv run pkill stead'", STEAD),
+            ("uv run bash -c 'f() { uv run pkill stead; }; f'", STEAD),
+            ("uv run sh -c 'uv run pytest -k stead'", ALLOWED),
             ("docker exec app sh -c 'pkill web-server'", WEB),
             ("kubectl exec deploy/web -- pkill web-server", WEB),
             ("npx concurrently 'pkill stead'", STEAD),
@@ -1009,8 +1084,64 @@ const TABLE: &[Class] = &[
         ],
     ),
     (
+        // A backslash before a newline joins the lines before the shell reads them,
+        // except in single quotes, comments and quoted here-documents; checked against
+        // bash. Where the parser would read the lines otherwise, the command is unread.
+        "line continuations",
+        &[
+            // An unquoted here-document's lines are joined before the shell looks for
+            // the delimiter: `EO\` and `F` end it, and what follows runs.
+            ("cat <<EOF\nEO\\\nF\nstead stop\nEOF", UNREAD),
+            ("cat <<EOF\nEO\\\nF\nstead stop\n", UNREAD),
+            ("cat <<EOF\nEO\\\nF\nkill -9 -1\n", UNREAD),
+            ("cat <<-EOF\n\tEO\\\nF\nkill -9 -1\nEOF", UNREAD),
+            // `x\` and `EOF` make `xEOF`: the here-document goes on.
+            ("cat <<EOF\nx\\\nEOF\ncat <<X\nEOF\nstead stop\nX", UNREAD),
+            ("cat <<EOF\nx\\\nEOF\nfi\nEOF\nreboot", UNREAD),
+            // Joined, two characters make one operator or expansion.
+            ("cat <<EOF\n$\\\n(pkill -u me)\nEOF", UNREAD),
+            ("echo $\\\n(pkill -u me)", UNREAD),
+            ("x=$\\\n(reboot)", UNREAD),
+            ("false |\\\n| pkill -u me", UNREAD),
+            ("bash <\\\n<EOF\npkill -u me\nEOF", UNREAD),
+            ("cat <<\\\n-EOF\nEOF\nkill -9 -1\n-EOF", UNREAD),
+            (
+                "sel\\\nect x in a; do pkill -u me; break; done <<< 1",
+                UNREAD,
+            ),
+            ("echo \"$(cat <<EOF\nEO\\\nF\n)\"; reboot\nEOF\n)\"", UNREAD),
+            // Joined, and read as joined.
+            ("bash <<-EOF\n\tpkill\\\n\tstead\nEOF", STEAD),
+            ("kill $(cat ~/.local/state/ste\\\nad/server.pid)", STEAD),
+            ("until stead gate; do bre\\\nak; done; stead stop", STEAD),
+            // An escaped backslash continues nothing.
+            ("cat <<EOF\nx\\\\\nEOF\nstead stop", STEAD),
+            ("cat <<EOF\nx\\\\\nEOF\necho done", ALLOWED),
+            // Quoted, a here-document's lines are not joined; with `<<-`, a tab after
+            // the join is inside the line.
+            ("cat <<'EOF'\nEO\\\nF\nstead stop\nEOF", ALLOWED),
+            ("cat <<\"EOF\"\nEO\\\nF\nstead stop\nEOF", ALLOWED),
+            ("cat <<\\EOF\nEO\\\nF\nstead stop\nEOF", ALLOWED),
+            ("cat <<-EOF\nEO\\\n\tF\nstead stop\nEOF", ALLOWED),
+            ("cat <<EOF\nstead stop\nEOF", ALLOWED),
+            (
+                "cat > run.sh <<EOF\ndocker run \\\n  --rm nginx\nEOF",
+                ALLOWED,
+            ),
+            ("docker run \\\n  --rm \\\n  nginx", ALLOWED),
+            ("cargo build &&\\\n  cargo test |\\\n  tail", ALLOWED),
+        ],
+    ),
+    (
         "where a command can hide",
         &[
+            // Inside backquotes a backslash escapes only `$`, `` ` ``, `\` (and in
+            // double quotes `"`); the script is what is left.
+            ("echo `pkill \\\\stead`", STEAD),
+            ("echo `pkill ste\\\\\nad`", STEAD),
+            ("echo \"`pkill \\\"stead\\\"`\"", STEAD),
+            ("echo `echo \\$(kill -9 -1)`", STEAD),
+            ("echo `echo \"\\\\$(pkill stead)\"`", ALLOWED),
             ("f() { f() { pkill stead; }; }", STEAD),
             ("echo $(( pkill stead ))", ALLOWED),
             ("( (stead stop) )", STEAD),
@@ -1142,8 +1273,11 @@ fn every_instead_passes_the_guard() {
                     wrong.push(format!("{command:?} -> {instead:?}: {again:?}"));
                 }
             }
-            // Only what cannot be parsed gets no suggestion.
-            None => assert!(reason.contains("does not parse"), "{command:?}: {reason}"),
+            // Only what cannot be parsed or read gets no suggestion.
+            None => assert!(
+                reason.contains("does not parse") || reason.contains("cannot read this command"),
+                "{command:?}: {reason}"
+            ),
         }
     }
     assert!(

@@ -115,6 +115,31 @@ pub(crate) fn heredoc(body: &str, vars: &Vars) -> Result<Arg, String> {
     Ok(fields.finish().into_iter().next().unwrap_or_default())
 }
 
+/// A backquoted script as the shell runs it: inside backquotes a backslash escapes only
+/// `$`, `` ` `` and `\`, and in double quotes `"` (the parser has unescaped `` \` ``
+/// already, and keeps the others). Quoted here also means in a here-document, where
+/// `\"` stays: read as `"`, which only makes the guard more careful.
+fn backquoted(script: &str, quoted: bool) -> String {
+    let mut out = String::with_capacity(script.len());
+    let mut chars = script.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(e @ ('$' | '\\')) => out.push(e),
+            Some('"') if quoted => out.push('"'),
+            Some(e) => {
+                out.push('\\');
+                out.push(e);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
 /// The last part of a path: `/usr/bin/pkill` runs `pkill`.
 pub(crate) fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
@@ -337,10 +362,13 @@ impl<'v> Fields<'v> {
                         self.text(escaped, true);
                     }
                 }
-                WordPiece::CommandSubstitution(script)
-                | WordPiece::BackquotedCommandSubstitution(script) => {
+                WordPiece::CommandSubstitution(script) => {
                     self.unknown(source);
                     self.cur.subs.push(script.clone());
+                }
+                WordPiece::BackquotedCommandSubstitution(script) => {
+                    self.unknown(source);
+                    self.cur.subs.push(backquoted(script, quoted));
                 }
                 WordPiece::ParameterExpansion(expr) => self.parameter(expr, source, quoted)?,
                 WordPiece::ArithmeticExpression(expr) => match arith::eval(&expr.value) {

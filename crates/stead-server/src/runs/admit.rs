@@ -1,21 +1,20 @@
 //! Admitting a run: its row first (the job's concurrency policy decides queued or
 //! skipped), then its monitor.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use stead_core::records::{Admission, Fence, NewRun, StoredJob};
-use stead_protocol::{ErrorBody, Run, RunParams, RunStatus, Trigger};
-use stead_store::{RunWritten, StoreError};
+use stead_core::records::{Admission, Fence, NewRun, OnDemand, StoredJob};
+use stead_protocol::{ErrorBody, Run, RunParams, RunStatus};
+use stead_store::StoreError;
 use tracing::info;
 
 use super::cancel::signal_cancel;
-use super::plan::plan_for;
 use super::reuse::Reserved;
 use super::spawn::{hand_marked, launch};
-use crate::group::{Group, Unwritten, Write};
-use crate::ledger::{blocking, store_error};
+use crate::request::group_commit::{Group, Unwritten};
+use crate::request::ledger_calls::{blocking, store_error};
 use crate::shared::Shared;
+use stead_store::Refusal;
 
 /// Admits a run of `job` and, when it is queued, starts its monitor. Runs replaced by it
 /// (concurrency = replace) are cancelled. A run that shares a limit on runs at once (its
@@ -23,25 +22,23 @@ use crate::shared::Shared;
 /// the starter, the one task that hands such runs to monitors, starts it once the limit
 /// allows, in order.
 pub async fn start(shared: &Arc<Shared>, job: &StoredJob, new: NewRun) -> Result<Run, ErrorBody> {
-    let new = limited(shared, new);
+    let new = new.limited(shared.default_limit());
     let spec = job.spec.clone();
     let epoch = epoch_of(shared, &new);
     let admission = blocking(shared, move |s| {
-        let log_dir = s.world.paths.logs_dir().join("runs");
-        let plan = |id: i64, log: &Path, key: &str| plan_for(s, &spec, &new, id, log, key);
-        s.world.store.run_admit(&new, &log_dir, &plan, epoch)
+        s.world.store.run_admit(&new, &spec, &s.runs.planner, epoch)
     })
     .await?;
     let id = admission.run.id;
     follow_admission(shared, admission, None).await;
     blocking(shared, move |s| s.world.store.run_get(id))
         .await?
-        .ok_or_else(|| store_error(StoreError::NoSuchRun(id)))
+        .ok_or_else(|| store_error(StoreError::Refused(Refusal::NoSuchRun(id))))
 }
 
 /// An on-demand run of the job named `name`: found and admitted in one trip to the
 /// ledger, in the commit it shares with the other writes about runs pending (see
-/// `group`), and answered as admitted the moment its row is committed. Its monitor
+/// `group_commit`), and answered as admitted the moment its row is committed. Its monitor
 /// starts after the answer (a stopping server lets it: `Shared::launches`): the row is
 /// durable before the command starts either way, and a server that dies in between
 /// leaves a row of its own that the next one cuts and resumes, as it would a run whose
@@ -55,23 +52,13 @@ pub async fn start_now(
     name: String,
     params: RunParams,
 ) -> Result<Run, ErrorBody> {
-    let reserved = shared.monitors.reserve();
+    let reserved = shared.runs.monitors.reserve();
     let taker = reserved.as_ref().map(|r| {
         let (pid, identity) = r.taker();
         (pid, identity.clone())
     });
-    let written = Group::write_telling(
-        shared,
-        Write::Admit {
-            job: name,
-            params,
-            taker,
-        },
-    )
-    .await;
-    let admission = match written {
-        Ok(RunWritten::Admitted(admission)) => admission,
-        Ok(_) => unreachable!("an admission is answered as one"),
+    let admission = match Group::admit(shared, name, params, taker).await {
+        Ok(admission) => admission,
         // A refused admission (no such job, bad parameters) wrote nothing: the reserved
         // monitor waits again.
         Err(Unwritten::Refused(e)) => {
@@ -87,26 +74,21 @@ pub async fn start_now(
     let run = admission.run.clone();
     let following = shared.clone();
     shared
+        .runs
         .launches
         .spawn(async move { follow_admission(&following, *admission, reserved).await });
     Ok(run)
 }
 
-/// An on-demand run of `job` with `params`, as this host admits one.
-pub fn on_demand(shared: &Shared, job: &StoredJob, params: &RunParams) -> NewRun {
-    limited(
-        shared,
-        NewRun {
-            params: (!params.is_empty()).then(|| params.clone()),
-            ..NewRun::of(
-                job,
-                Trigger::OnDemand,
-                shared.queue_host(),
-                &shared.boot_id,
-                shared.world.clock.now(),
-            )
-        },
-    )
+/// How this host admits an on-demand run with `params`, now.
+pub fn on_demand<'a>(shared: &'a Shared, params: &'a RunParams) -> OnDemand<'a> {
+    OnDemand {
+        params,
+        machine_id: shared.queue_host(),
+        boot_id: &shared.me.boot_id,
+        now: shared.world.clock.now(),
+        default_limit: shared.default_limit(),
+    }
 }
 
 /// A fire of the scheduler's: the job and its row.
@@ -125,16 +107,13 @@ pub async fn start_fires(shared: &Arc<Shared>, fires: Vec<Fire>) -> Result<Vec<R
         return Ok(Vec::new());
     };
     let epoch = epoch_of(shared, &first.new);
-    let (specs, news): (Vec<_>, Vec<_>) = fires
+    let default_limit = shared.default_limit();
+    let runs: Vec<(NewRun, _)> = fires
         .iter()
-        .map(|f| (f.job.spec.clone(), limited(shared, f.new.clone())))
-        .unzip();
+        .map(|f| (f.new.clone().limited(default_limit), f.job.spec.clone()))
+        .collect();
     let admissions = blocking(shared, move |s| {
-        let log_dir = s.world.paths.logs_dir().join("runs");
-        let plan = |i: usize, id: i64, log: &Path, key: &str| {
-            plan_for(s, &specs[i], &news[i], id, log, key)
-        };
-        s.world.store.run_admit_all(&news, &log_dir, &plan, epoch)
+        s.world.store.run_admit_all(&runs, &s.runs.planner, epoch)
     })
     .await?;
     let mut runs = Vec::with_capacity(admissions.len());
@@ -143,12 +122,6 @@ pub async fn start_fires(shared: &Arc<Shared>, fires: Vec<Fire>) -> Result<Vec<R
         follow_admission(shared, admission, None).await;
     }
     Ok(runs)
-}
-
-/// `new`, written waiting when it shares a limit on runs at once.
-fn limited(shared: &Shared, mut new: NewRun) -> NewRun {
-    new.waiting |= new.queue.is_some() || shared.world.config.queues.default_parallel.is_some();
-    new
 }
 
 fn epoch_of(shared: &Shared, new: &NewRun) -> i64 {
@@ -162,6 +135,7 @@ fn epoch_of(shared: &Shared, new: &NewRun) -> i64 {
 /// Lets a reserved monitor wait for a run again, unless this server is stopping.
 fn release(shared: &Shared, reserved: Reserved) {
     shared
+        .runs
         .monitors
         .release(reserved, shared.stop.is_cancelled());
 }
@@ -197,9 +171,9 @@ async fn follow_admission(shared: &Arc<Shared>, admission: Admission, reserved: 
     } else if let Some(plan) = admission.plan {
         launch(shared, &plan).await;
     } else if admission.run.waiting.is_some() {
-        shared.waiting_changed.notify_one();
+        shared.wake.waiting_changed.notify_one();
     } else if admission.run.status == RunStatus::Queued {
         // Queued for any host of a shared ledger: this one may claim it too.
-        shared.claim_now.notify_one();
+        shared.wake.claim_now.notify_one();
     }
 }

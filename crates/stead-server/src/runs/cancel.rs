@@ -4,17 +4,18 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use stead_core::identity;
 use stead_core::records::ActiveRun;
 use stead_core::runs::DEFAULT_KILL_GRACE_MS;
 use stead_core::runs::RunEnd;
 use stead_protocol::{ErrorBody, ErrorCode, Run, RunStatus};
 use stead_store::StoreError;
+use stead_sys::identity;
 use tracing::{info, warn};
 
 use super::wait::wait_terminal;
-use crate::ledger::{active_run, blocking};
+use crate::request::ledger_calls::{active_run, blocking};
 use crate::shared::Shared;
+use stead_store::Refusal;
 
 /// How long `cancel` waits for the monitor to record the end before answering.
 const CANCEL_WAIT: std::time::Duration =
@@ -26,6 +27,7 @@ const CANCEL_WAIT: std::time::Duration =
 pub(super) fn signal_cancel(shared: &Shared, run: &ActiveRun) -> bool {
     match &run.monitor {
         Some((pid, identity)) if identity::is_alive(*pid, identity) => shared
+            .runs
             .monitors
             .signal_for(*pid, run.id, rustix::process::Signal::USR1)
             .unwrap_or(true),
@@ -46,6 +48,7 @@ pub(super) fn cut_end(cancel_requested: bool, why: &str, now: Timestamp) -> RunE
 
 /// Cancels a run: a queued one at once, a running one through its monitor, waiting
 /// (boundedly) for the monitor to record the end.
+#[tracing::instrument(name = "run", skip_all, fields(run = id))]
 pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
     let mut events = shared.run_events.subscribe();
     let epoch = shared.epoch();
@@ -56,7 +59,7 @@ pub async fn cancel(shared: &Arc<Shared>, id: i64) -> Result<Run, ErrorBody> {
             .world
             .store
             .run_get(id)?
-            .ok_or(StoreError::NoSuchRun(id))?;
+            .ok_or(StoreError::Refused(Refusal::NoSuchRun(id)))?;
         if run.status.is_terminal() {
             return Ok(Err(run));
         }
@@ -152,7 +155,7 @@ pub async fn cut_where(
             && identity::is_alive(*pid, identity)
         {
             let stop = rustix::process::Signal::TERM;
-            shared.monitors.signal_for(*pid, run.id, stop);
+            shared.runs.monitors.signal_for(*pid, run.id, stop);
         }
         info!(run = run.id, job = %run.job, "cut a run on the way down");
         shared.run_changed(run.id);

@@ -5,13 +5,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
-use stead_core::identity;
 use stead_protocol::RunStatus;
+use stead_sys::identity;
 use tracing::{error, info};
 
 use super::cancel::cut_end;
 use super::watch::{ProcessWatch, watch_monitor};
-use crate::ledger::blocking;
+use crate::request::ledger_calls::blocking;
 use crate::shared::Shared;
 
 /// How long after its instant a fire admitted ahead may go unmarked before it counts as
@@ -46,7 +46,7 @@ async fn pass(shared: &Arc<Shared>, only: Option<BTreeSet<i64>>) -> Vec<(i64, Ti
     let late = only.is_some();
     let epoch = shared.epoch();
     let machine = shared.world.machine_id.clone();
-    let boot = shared.boot_id.clone();
+    let boot = shared.me.boot_id.clone();
     let found = blocking(shared, move |s| {
         let mut adopted = Vec::new();
         let mut cut = Vec::new();
@@ -107,7 +107,7 @@ async fn pass(shared: &Arc<Shared>, only: Option<BTreeSet<i64>>) -> Vec<(i64, Ti
                 for id in cut {
                     shared.run_changed(id);
                 }
-                shared.runs_cut.notify_one();
+                shared.wake.runs_cut.notify_one();
             }
             later
         }

@@ -18,20 +18,19 @@
 //! the monitor's, under the lock that hands runs over. A run's hold ends when its end is
 //! recorded ([`Monitors::ended`]), before the monitor is answered: every signal for it
 //! is then delivered before the monitor can offer itself, and it drops them. A cancel
-//! carries its run's id (`sigqueue`), so the monitor keeps one for the run just handed to
-//! it, and a cancel of a run marked for a reserved monitor waits on the books until the
+//! carries its run's id (`sigqueue`, see [`stead_sys::signal`]), so the monitor keeps one
+//! for the run just handed to it, and a cancel of a run marked for a reserved monitor waits on the books until the
 //! run is handed over.
 
 use std::collections::HashMap;
-use std::os::fd::AsFd;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
-use stead_core::identity::{self, StartIdentity};
+use stead_sys::identity::{self, StartIdentity};
 use tokio::sync::oneshot;
 
-use super::watch::Pidfd;
+use super::watch::ExitFd;
 
 /// The most monitors waiting for a run at once; more than this are let go.
 const MOST_IDLE: usize = 8;
@@ -44,18 +43,18 @@ const RESERVE_MARGIN: Duration = Duration::from_millis(250);
 #[derive(Debug)]
 pub struct Link {
     pub pid: u32,
-    /// A pidfd of the monitor, opened while it could not have been reaped.
-    pub pidfd: Pidfd,
+    /// The monitor's exit watch, opened while it could not have been reaped.
+    pub exit: ExitFd,
     /// Its start identity, read the first time it offers to take a marked run (a marked
     /// row carries it, as the monitor's own mark would).
     identity: OnceLock<Option<StartIdentity>>,
 }
 
 impl Link {
-    pub fn new(pid: u32, pidfd: Pidfd) -> Self {
+    pub fn new(pid: u32, exit: ExitFd) -> Self {
         Self {
             pid,
-            pidfd,
+            exit,
             identity: OnceLock::new(),
         }
     }
@@ -100,7 +99,7 @@ enum Held {
 struct Idle {
     pid: u32,
     token: u64,
-    pidfd: Pidfd,
+    exit: ExitFd,
     give: oneshot::Sender<serde_json::Value>,
     /// Its start identity, when it takes marked runs.
     marked_for: Option<StartIdentity>,
@@ -195,14 +194,14 @@ impl Monitors {
         if books.idle.len() >= MOST_IDLE {
             return None;
         }
-        let pidfd = link.pidfd.clone();
+        let exit = link.exit.clone();
         let (give, taken) = oneshot::channel();
         let token = books.next_token;
         books.next_token += 1;
         books.idle.push(Idle {
             pid: link.pid,
             token,
-            pidfd,
+            exit,
             give,
             marked_for,
             until,
@@ -225,18 +224,18 @@ impl Monitors {
     }
 
     /// Hands `run_id`, started by `start` (a `MonitorStart`), to the monitor that offered
-    /// itself last and is still alive: its pid and a pidfd to watch it by. `None` when no
+    /// itself last and is still alive: its pid and an exit watch to watch it by. `None` when no
     /// monitor waits.
-    pub fn hand(&self, run_id: i64, start: &serde_json::Value) -> Option<(u32, Pidfd)> {
+    pub fn hand(&self, run_id: i64, start: &serde_json::Value) -> Option<(u32, ExitFd)> {
         let mut books = self.books();
         while let Some(idle) = books.idle.pop() {
-            if exited(&idle.pidfd) {
+            if exited(&idle.exit) {
                 books.held.remove(&idle.pid);
                 continue;
             }
             books.held.insert(idle.pid, Held::Run(run_id));
             if idle.give.send(start.clone()).is_ok() {
-                return Some((idle.pid, idle.pidfd));
+                return Some((idle.pid, idle.exit));
             }
             // Its wait was given up on (its link closed): not this one.
             books.held.insert(idle.pid, Held::Waiting);
@@ -258,7 +257,7 @@ impl Monitors {
                 .iter()
                 .rposition(|i| i.marked_for.is_some() && i.until > soonest)?;
             let idle = books.idle.remove(at);
-            if exited(&idle.pidfd) {
+            if exited(&idle.exit) {
                 books.held.remove(&idle.pid);
                 continue;
             }
@@ -268,7 +267,7 @@ impl Monitors {
     }
 
     /// Hands `run_id`, admitted marked for the `reserved` monitor, to it with `start`,
-    /// then sends it the signals held for the run meanwhile. The monitor's pid and pidfd,
+    /// then sends it the signals held for the run meanwhile. The monitor's pid and exit watch,
     /// to watch it by; `Err` with them when nothing waits on its offer any more (its link
     /// is no longer served): it never takes the run, and the run is settled when it is
     /// gone.
@@ -277,13 +276,13 @@ impl Monitors {
         reserved: Reserved,
         run_id: i64,
         start: serde_json::Value,
-    ) -> Result<(u32, Pidfd), (u32, Pidfd)> {
+    ) -> Result<(u32, ExitFd), (u32, ExitFd)> {
         let Reserved(idle) = reserved;
         let mut books = self.books();
         let held = books.held.insert(idle.pid, Held::Run(run_id));
         if idle.give.send(start).is_err() {
             books.held.insert(idle.pid, Held::Waiting);
-            return Err((idle.pid, idle.pidfd));
+            return Err((idle.pid, idle.exit));
         }
         if let Some(Held::Reserved(signals)) = held {
             for (run, signal) in signals {
@@ -292,7 +291,7 @@ impl Monitors {
                 }
             }
         }
-        Ok((idle.pid, idle.pidfd))
+        Ok((idle.pid, idle.exit))
     }
 
     /// A reserved monitor whose run was not marked for it (skipped, waiting its turn, or
@@ -311,37 +310,24 @@ impl Monitors {
 }
 
 /// Signals the monitor `pid` about `run_id`: a cancel (SIGUSR1) carries the run's id
-/// where the platform allows (see `stead_monitor`'s signals), anything else is sent
-/// plainly. Whether it was sent.
+/// where the platform allows (see [`stead_sys::signal`]), anything else is sent plainly.
+/// Whether it was sent.
 pub fn send(pid: u32, run_id: i64, signal: Signal) -> bool {
+    if signal == Signal::USR1 {
+        return stead_sys::signal::queue(pid, signal, run_id).is_ok();
+    }
     let Some(raw) = rustix::process::Pid::from_raw(pid as i32) else {
         return false;
     };
-    #[cfg(target_os = "linux")]
-    if signal == Signal::USR1 {
-        let value = libc::sigval {
-            sival_ptr: run_id as usize as *mut libc::c_void,
-        };
-        // SAFETY: sigqueue only reads its arguments; the value is an integer in a pointer.
-        return unsafe { libc::sigqueue(raw.as_raw_nonzero().get(), libc::SIGUSR1, value) } == 0;
-    }
-    let _ = run_id;
     rustix::process::kill_process(raw, signal).is_ok()
 }
 
-/// Whether the process behind `pidfd` has exited (a pidfd reads as readable then).
-fn exited(pidfd: &Pidfd) -> bool {
-    use rustix::event::{PollFd, PollFlags, Timespec};
-    let pidfd = pidfd.get_ref().as_fd();
-    let mut fds = [PollFd::new(&pidfd, PollFlags::IN)];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    !matches!(rustix::event::poll(&mut fds, Some(&now)), Ok(0))
+/// Whether the monitor behind `exit` has exited.
+fn exited(exit: &ExitFd) -> bool {
+    exit.get_ref().has_exited()
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::runs::watch::ProcessWatch;
@@ -359,14 +345,14 @@ mod tests {
             )
         }
 
-        /// Its link, its pidfd registered with the runtime as a monitor's is (so only
-        /// inside one).
+        /// Its link, its exit watch registered with the runtime as a monitor's is (so
+        /// only inside one).
         fn link(&self) -> Link {
-            let pid = rustix::process::Pid::from_child(&self.0);
-            let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
-                .expect("pidfd_open");
-            let pidfd = ProcessWatch::of_pidfd(self.0.id(), fd).pidfd();
-            Link::new(self.0.id(), pidfd.expect("registered"))
+            let watch = stead_sys::exit::ExitWatch::open(self.0.id())
+                .expect("an exit watch")
+                .expect("the process lives");
+            let exit = ProcessWatch::of_exit(watch).exit_fd();
+            Link::new(self.0.id(), exit.expect("registered"))
         }
 
         /// Its link, on the books of `Monitors` of their own with run 1.
@@ -407,7 +393,7 @@ mod tests {
         let mut offer = monitors.offer(&link, 1, false, later()).expect("offered");
         assert_eq!(monitors.signal_for(link.pid, 1, HARMLESS), None, "waiting");
         let start = serde_json::json!({"run": 7});
-        let (pid, _pidfd) = monitors.hand(7, &start).expect("handed over");
+        let (pid, _exit) = monitors.hand(7, &start).expect("handed over");
         assert_eq!(pid, link.pid);
         assert_eq!(offer.taken.try_recv().expect("the start came"), start);
         assert!(!monitors.withdraw(offer.token), "taken already");

@@ -1,10 +1,8 @@
 //! Starting a run's monitor, detached in a session of its own, with the plan and this
-//! host's way to the ledger: forked by the spawner ([`super::spawner`]), or `stead
+//! host's way to the ledger: forked by the spawner ([`super::spawner`]), or `steadd
 //! monitor` exec'd with them on its stdin.
 
-#[cfg(target_os = "linux")]
-use std::os::fd::AsFd;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::process::Stdio;
 use std::sync::Arc;
 
@@ -14,18 +12,19 @@ use tokio::io::AsyncWriteExt;
 use tracing::{error, warn};
 
 use super::reuse::{Link, Reserved};
-use super::watch::{Pidfd, ProcessWatch, watch_monitor, watch_registered};
-use crate::ledger::blocking;
+use super::watch::{ExitFd, ProcessWatch, watch_monitor, watch_registered};
+use crate::request::ledger_calls::blocking;
 use crate::shared::Shared;
 use tokio::sync::Notify;
 
 /// Starts a queued run's monitor; a run whose monitor cannot start ends failed, saying
 /// why.
+#[tracing::instrument(name = "run", skip_all, fields(run = plan.run_id))]
 pub async fn launch(shared: &Arc<Shared>, plan: &MonitorPlan) {
     let Err(e) = spawn_monitor(shared, plan).await else {
         return;
     };
-    error!(run = plan.run_id, cause = %e, "failed to start the run's monitor");
+    error!(cause = %e, "failed to start the run's monitor");
     let end = RunEnd::with_reason(
         RunStatus::Failed,
         format!("failed to start its monitor: {e}"),
@@ -33,14 +32,14 @@ pub async fn launch(shared: &Arc<Shared>, plan: &MonitorPlan) {
     );
     let (id, epoch) = (plan.run_id, shared.epoch());
     if let Err(e) = blocking(shared, move |s| s.world.store.run_settle(id, &end, epoch)).await {
-        error!(run = id, cause = %e.message, "failed to record that a monitor could not start");
+        error!(cause = %e.message, "failed to record that a monitor could not start");
     }
     shared.run_changed(id);
 }
 
 /// Starts the run's monitor, detached in its own session, and watches it: a monitor done
 /// with its last run where one waits, else one forked by the spawner where it can be,
-/// else `stead monitor` exec'd with the plan on its stdin. Either way the monitor's
+/// else `steadd monitor` exec'd with the plan on its stdin. Either way the monitor's
 /// stdout is a socket to this server (its link), on which it marks its run running and
 /// records its end without connecting.
 async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Result<()> {
@@ -52,11 +51,7 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
     // The monitor's stdout: its link to this server, served as any connection is.
     let (link, stdout) = std::os::unix::net::UnixStream::pair()?;
     let (pid, watch, only_one) = match forked(shared, json, stdout.into()).await {
-        Ok((forked, _stdout)) => (
-            forked.pid,
-            ProcessWatch::of_pidfd(forked.pid, forked.pidfd),
-            true,
-        ),
+        Ok((forked, _stdout)) => (forked.pid, ProcessWatch::of_exit(forked.watch), true),
         // A spawner that answered too late may have forked a monitor that shares this
         // link with the exec'd one: neither is taken again.
         Err((json, stdout)) => {
@@ -66,16 +61,16 @@ async fn spawn_monitor(shared: &Arc<Shared>, plan: &MonitorPlan) -> std::io::Res
     };
     link.set_nonblocking(true)?;
     let link = tokio::net::UnixStream::from_std(link)?;
-    // A monitor alone on its link, watched by its pidfd, may take further runs: the
-    // pidfd tells which process took each.
+    // A monitor alone on its link, watched by its exit watch, may take further runs: the
+    // watch tells which process took each.
     let linked = watch
-        .pidfd()
+        .exit_fd()
         .filter(|_| only_one)
-        .map(|pidfd| Link::new(pid, pidfd));
+        .map(|exit| Link::new(pid, exit));
     if linked.is_some() {
-        shared.monitors.linked(pid, plan.run_id);
+        shared.runs.monitors.linked(pid, plan.run_id);
     }
-    crate::connection::serve_link(shared, link, linked);
+    crate::request::connection::serve_link(shared, link, linked);
     watch_monitor(shared, plan.run_id, pid, watch);
     Ok(())
 }
@@ -98,12 +93,14 @@ fn monitor_start(shared: &Shared, plan: &MonitorPlan) -> MonitorStart {
         }),
         log_keep_free: shared.world.config.logs.keep_free,
         marked: false,
+        secret_store: Some(shared.world.paths.secrets().path().to_path_buf()),
     }
 }
 
 /// Hands a run admitted marked running for the `reserved` monitor to it, watched from
 /// now on. A monitor that gave up its wait first never takes it: watched all the same,
 /// its exit settles the run (`interrupted`, its command never started).
+#[tracing::instrument(name = "run", skip_all, fields(run = plan.run_id))]
 pub async fn hand_marked(shared: &Arc<Shared>, plan: &MonitorPlan, reserved: Reserved) {
     let run_id = plan.run_id;
     let start = MonitorStart {
@@ -114,31 +111,21 @@ pub async fn hand_marked(shared: &Arc<Shared>, plan: &MonitorPlan, reserved: Res
     #[cfg(debug_assertions)]
     late_hand_over_for_tests(plan).await;
     let done = shared.watching(run_id);
-    let taken = match shared.monitors.hand_reserved(reserved, run_id, start) {
+    let taken = match shared.runs.monitors.hand_reserved(reserved, run_id, start) {
         Ok(taken) => taken,
         Err(gone) => {
-            warn!(
-                run = run_id,
-                pid = gone.0,
-                "the monitor reserved for the run left first"
-            );
+            warn!(pid = gone.0, "the monitor reserved for the run left first");
             gone
         }
     };
     watch_taken(shared, run_id, taken, done);
 }
 
-/// Watches the monitor `taken` (its pid and registered pidfd), which has `run_id` now;
-/// `done`: the watch registered before it had the run.
-fn watch_taken(shared: &Arc<Shared>, run_id: i64, taken: (u32, Pidfd), done: Arc<Notify>) {
-    let (pid, pidfd) = taken;
-    watch_registered(
-        shared,
-        run_id,
-        pid,
-        ProcessWatch::of_registered(pidfd),
-        done,
-    );
+/// Watches the monitor `taken` (its pid and registered exit watch), which has `run_id`
+/// now; `done`: the watch registered before it had the run.
+fn watch_taken(shared: &Arc<Shared>, run_id: i64, taken: (u32, ExitFd), done: Arc<Notify>) {
+    let (pid, exit) = taken;
+    watch_registered(shared, run_id, pid, ProcessWatch::of_registered(exit), done);
 }
 
 /// Debug builds only (the tests' binaries): holds a marked run of the job `JOB` back from
@@ -162,14 +149,14 @@ async fn late_hand_over_for_tests(plan: &MonitorPlan) {
 /// none waits.
 fn handed_over(shared: &Arc<Shared>, run_id: i64, start: &MonitorStart) -> bool {
     // A burst of fires finds none waiting: spared the rest.
-    if !shared.monitors.any_waiting() {
+    if !shared.runs.monitors.any_waiting() {
         return false;
     }
     let start = serde_json::to_value(start).expect("a monitor plan always serializes");
     // Registered before the monitor has the run, so that its end is known to come
     // through here however soon it comes.
     let done = shared.watching(run_id);
-    match shared.monitors.hand(run_id, &start) {
+    match shared.runs.monitors.hand(run_id, &start) {
         Some(taken) => {
             watch_taken(shared, run_id, taken, done);
             true
@@ -181,30 +168,32 @@ fn handed_over(shared: &Arc<Shared>, run_id: i64, start: &MonitorStart) -> bool 
     }
 }
 
-/// Asks the spawner for the monitor; hands the plan and the link back when it cannot.
-#[cfg(target_os = "linux")]
+/// Asks the spawner for the monitor; hands the plan and the link back when it cannot
+/// (or where there is no spawner: see [`stead_sys::spawn::FORK_SERVER`]).
 async fn forked(
     shared: &Arc<Shared>,
     json: Vec<u8>,
     stdout: OwnedFd,
 ) -> Result<(stead_monitor::spawner::Forked, OwnedFd), (Vec<u8>, OwnedFd)> {
-    match shared.spawner.spawn(&json, stdout.as_fd()).await {
+    match shared.runs.spawner.spawn(&json, stdout.as_fd()).await {
         Ok(forked) => Ok((forked, stdout)),
         Err(_) => Err((json, stdout)),
     }
 }
 
-/// Elsewhere monitors are always exec'd.
-#[cfg(not(target_os = "linux"))]
-async fn forked(
-    _: &Arc<Shared>,
-    json: Vec<u8>,
-    stdout: OwnedFd,
-) -> Result<(std::convert::Infallible, OwnedFd), (Vec<u8>, OwnedFd)> {
-    Err((json, stdout))
+/// What a monitor's (or the spawner's) stderr is: the monitors' log, or nowhere when it
+/// cannot be opened (a diagnostic lost is no reason to hold a run back).
+pub fn monitors_stderr(logs_dir: &std::path::Path) -> Stdio {
+    match super::logs::monitors_log(logs_dir) {
+        Ok(file) => Stdio::from(file),
+        Err(e) => {
+            warn!(cause = %e, "cannot open the monitors' log; their diagnostics are lost");
+            Stdio::null()
+        }
+    }
 }
 
-/// `stead monitor`, exec'd detached in its own session, with the plan on its stdin and
+/// `steadd monitor`, exec'd detached in its own session, with the plan on its stdin and
 /// `stdout` as its stdout.
 async fn exec_monitor(
     shared: &Arc<Shared>,
@@ -220,7 +209,7 @@ async fn exec_monitor(
         .stdin(Stdio::piped())
         // Its link to this server.
         .stdout(Stdio::from(stdout))
-        .stderr(Stdio::null())
+        .stderr(monitors_stderr(&shared.world.paths.logs_dir()))
         // The monitor must outlive this server: never tie it to our lifetime.
         .kill_on_drop(false);
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.

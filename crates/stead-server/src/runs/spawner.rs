@@ -9,7 +9,9 @@
 //!
 //! The spawner is an optimization, never a dependency: if it cannot be started, does
 //! not answer within [`PATIENCE`], or refuses a plan, that run's monitor is exec'd as
-//! it always could be, and a new spawner is started for the next run.
+//! it always could be, and a new spawner is started for the next run. Where the platform
+//! does not allow a forked process to run without exec (macOS: see
+//! [`stead_sys::spawn::FORK_SERVER`]) none is started, and every monitor is exec'd.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -129,6 +131,9 @@ impl Spawner {
     }
 
     fn start(&self) -> Option<Link> {
+        if !stead_sys::spawn::FORK_SERVER {
+            return None;
+        }
         let (control, theirs) = match spawner::socket_pair() {
             Ok(pair) => pair,
             Err(e) => {
@@ -151,7 +156,8 @@ impl Spawner {
             .arg(spawner::SUBCOMMAND)
             .stdin(Stdio::from(theirs))
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            // Its own diagnostics, and those of every monitor it forks.
+            .stderr(super::spawn::monitors_stderr(&self.state_dir.join("logs")));
         match command.spawn() {
             Ok(child) => {
                 info!(pid = child.id(), "started the spawner of monitors");

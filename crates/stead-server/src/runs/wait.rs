@@ -6,8 +6,9 @@ use std::time::Duration;
 use stead_protocol::{ErrorBody, Run};
 use stead_store::StoreError;
 
-use crate::ledger::{blocking, store_error};
+use crate::request::ledger_calls::{blocking, store_error};
 use crate::shared::Shared;
+use stead_store::Refusal;
 
 /// Returns the run once it is terminal, or as it is after `limit`.
 pub async fn wait_terminal(
@@ -20,7 +21,7 @@ pub async fn wait_terminal(
     loop {
         let run = blocking(shared, move |s| s.world.store.run_get(id))
             .await?
-            .ok_or_else(|| store_error(StoreError::NoSuchRun(id)))?;
+            .ok_or_else(|| store_error(StoreError::Refused(Refusal::NoSuchRun(id))))?;
         if run.status.is_terminal() {
             return Ok(run);
         }

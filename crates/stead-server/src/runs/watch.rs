@@ -4,12 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use stead_core::identity::{self, StartIdentity};
 use stead_protocol::RunStatus;
-use tracing::{error, info, warn};
+use stead_sys::exit::ExitWatch;
+use stead_sys::identity::{self, StartIdentity};
+use tokio::io::unix::AsyncFd;
+use tracing::{Instrument, error, info, warn};
 
 use super::cancel::cut_end;
-use crate::ledger::{active_run, blocking};
+use crate::request::ledger_calls::{active_run, blocking};
 use crate::shared::Shared;
 
 /// Watches a monitor until it exits, then settles its run if the monitor could not. A
@@ -32,82 +34,79 @@ pub fn watch_registered(
     done: Arc<tokio::sync::Notify>,
 ) {
     let shared = shared.clone();
-    tokio::spawn(async move {
-        let _watching = shared.metrics.watching_monitor();
-        let exited = tokio::select! {
-            () = watch.exited() => true,
-            // It recorded the run's end through this server, and its log is whole.
-            () = done.notified() => false,
-            // A stopping server stops watching: the monitor goes on, and the next server
-            // adopts it.
-            () = shared.stop.cancelled() => return,
-        };
-        if shared.watched_ended(run_id) || !exited {
-            // Its end came through this server: told, and followed up, already.
-            shared.log_ended(run_id);
-            return;
-        }
-        let epoch = shared.epoch();
-        let machine = shared.world.machine_id.clone();
-        // The run as it ended, settled here if the monitor could not record it.
-        let ended = blocking(&shared, move |s| {
-            let Some(run) = s.world.store.run_get(run_id)? else {
-                return Ok(Exited::Gone);
+    let span = tracing::info_span!("run", run = run_id);
+    tokio::spawn(
+        async move {
+            let _watching = shared.metrics.watching_monitor();
+            let exited = tokio::select! {
+                () = watch.exited() => true,
+                // It recorded the run's end through this server, and its log is whole.
+                () = done.notified() => false,
+                // A stopping server stops watching: the monitor goes on, and the next server
+                // adopts it.
+                () = shared.stop.cancelled() => return,
             };
-            if run.status.is_terminal() {
-                return Ok(Exited::Ended(run.status, false));
-            }
-            let active = active_run(&s.world.store, &machine, run_id)?;
-            if run.monitor_pid.is_some_and(|marked| marked != pid)
-                && let Some((other, identity)) = active.as_ref().and_then(|r| r.monitor.clone())
-            {
-                // Another monitor marked it: one the spawner forked after this server
-                // gave up on its answer and started this one instead, which then found
-                // the run taken. That one is the run's, and is watched in its place.
-                return Ok(Exited::NotTheRuns(other, identity));
-            }
-            let end = cut_end(
-                active.is_some_and(|r| r.cancel_requested),
-                &format!("its monitor (pid {pid}) exited without recording an outcome"),
-                s.world.clock.now(),
-            );
-            let settled = s.world.store.run_settle(run_id, &end, epoch)?;
-            Ok(Exited::Ended(end.status, settled))
-        })
-        .await;
-        match ended {
-            Ok(Exited::Ended(status, settled)) => {
-                if settled {
-                    warn!(
-                        run = run_id,
-                        pid, "a monitor died without recording its run; interrupted"
-                    );
-                }
-                if status == RunStatus::Interrupted {
-                    // Cut while this server serves: it is owed now, not only at the next boot.
-                    shared.runs_cut.notify_one();
-                }
-            }
-            Ok(Exited::NotTheRuns(other, identity)) => {
-                info!(
-                    run = run_id,
-                    pid = other,
-                    "watching the monitor that marked the run"
-                );
-                let watch = ProcessWatch::open(other, Some(&identity));
-                watch_monitor(&shared, run_id, other, watch);
+            if shared.watched_ended(run_id) || !exited {
+                // Its end came through this server: told, and followed up, already.
+                shared.log_ended(run_id);
                 return;
             }
-            Ok(Exited::Gone) => {}
-            Err(e) => {
-                error!(run = run_id, cause = %e.message, "failed to settle a run after its monitor exited")
+            let epoch = shared.epoch();
+            let machine = shared.world.machine_id.clone();
+            // The run as it ended, settled here if the monitor could not record it.
+            let ended = blocking(&shared, move |s| {
+                let Some(run) = s.world.store.run_get(run_id)? else {
+                    return Ok(Exited::Gone);
+                };
+                if run.status.is_terminal() {
+                    return Ok(Exited::Ended(run.status, false));
+                }
+                let active = active_run(&s.world.store, &machine, run_id)?;
+                if run.monitor_pid.is_some_and(|marked| marked != pid)
+                    && let Some((other, identity)) = active.as_ref().and_then(|r| r.monitor.clone())
+                {
+                    // Another monitor marked it: one the spawner forked after this server
+                    // gave up on its answer and started this one instead, which then found
+                    // the run taken. That one is the run's, and is watched in its place.
+                    return Ok(Exited::NotTheRuns(other, identity));
+                }
+                let end = cut_end(
+                    active.is_some_and(|r| r.cancel_requested),
+                    &format!("its monitor (pid {pid}) exited without recording an outcome"),
+                    s.world.clock.now(),
+                );
+                let settled = s.world.store.run_settle(run_id, &end, epoch)?;
+                Ok(Exited::Ended(end.status, settled))
+            })
+            .await;
+            match ended {
+                Ok(Exited::Ended(status, settled)) => {
+                    if settled {
+                        warn!(pid, "a monitor died without recording its run; interrupted");
+                    }
+                    if status == RunStatus::Interrupted {
+                        // Cut while this server serves: it is owed now, not only at the next boot.
+                        shared.wake.runs_cut.notify_one();
+                    }
+                }
+                Ok(Exited::NotTheRuns(other, identity)) => {
+                    info!(pid = other, "watching the monitor that marked the run");
+                    let watch = ProcessWatch::open(other, Some(&identity));
+                    watch_monitor(&shared, run_id, other, watch);
+                    return;
+                }
+                Ok(Exited::Gone) => {}
+                Err(e) => {
+                    error!(cause = %e.message, "failed to settle a run after its monitor exited")
+                }
             }
+            // Its log is whole now: on a shared ledger, the rest is shipped at once.
+            shared.log_ended(run_id);
+            // Its end, written here or by the monitor without this server: waiters hear of it.
+            shared.run_changed(run_id);
         }
-        // Its log is whole now: on a shared ledger, the rest is shipped at once.
-        shared.log_ended(run_id);
-        // Its end, written here or by the monitor without this server: waiters hear of it.
-        shared.run_changed(run_id);
-    });
+        .instrument(span),
+    );
 }
 
 /// What a watched monitor's exit came to.
@@ -120,96 +119,82 @@ enum Exited {
     NotTheRuns(u32, StartIdentity),
 }
 
-/// A pidfd registered with the runtime: a monitor's is registered once and watched by
-/// the watch of each run it takes.
-pub type Pidfd = Arc<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>;
+/// An exit watch registered with the runtime: a monitor's is registered once and
+/// watched by the watch of each run it takes.
+pub type ExitFd = Arc<AsyncFd<ExitWatch>>;
+
+/// Registers `watch` with the runtime.
+fn register(watch: ExitWatch) -> std::io::Result<ExitFd> {
+    // SAFETY: the AsyncFd owns the watch, whose descriptor stays open while registered.
+    let fd = unsafe { AsyncFd::register_with_interest(watch, tokio::io::Interest::READABLE) }?;
+    Ok(Arc::new(fd))
+}
 
 /// Waits for a process that need not be our child to exit.
 pub enum ProcessWatch {
-    /// A pidfd becomes readable when the process exits (Linux).
-    #[cfg(target_os = "linux")]
-    Pidfd(Pidfd),
-    /// Poll the start identity (other platforms, or when a pidfd is unavailable).
+    /// Its exit watch turns readable when the process exits (see [`stead_sys::exit`]).
+    Exit(ExitFd),
+    /// Poll the start identity (when no exit watch could be had).
     Poll(u32, Option<StartIdentity>),
     /// Already gone.
     Gone,
 }
 
 impl ProcessWatch {
-    /// A watch on a pidfd opened while the process could not have been reaped (the
+    /// A watch on an exit watch opened while the process could not have been reaped (the
     /// spawner's), so it is the very process asked for.
-    #[cfg(target_os = "linux")]
-    pub fn of_pidfd(pid: u32, pidfd: std::os::fd::OwnedFd) -> Self {
-        if rustix::fs::fcntl_setfl(&pidfd, rustix::fs::OFlags::NONBLOCK).is_ok() {
-            // SAFETY: the AsyncFd owns the pidfd, which stays open while registered.
-            if let Ok(async_fd) = unsafe {
-                tokio::io::unix::AsyncFd::register_with_interest(
-                    pidfd,
-                    tokio::io::Interest::READABLE,
-                )
-            } {
-                return ProcessWatch::Pidfd(Arc::new(async_fd));
-            }
+    pub fn of_exit(watch: ExitWatch) -> Self {
+        let pid = watch.pid();
+        match register(watch) {
+            Ok(fd) => ProcessWatch::Exit(fd),
+            Err(_) => Self::open(pid, None),
         }
-        Self::open(pid, None)
     }
 
-    /// A watch on a pidfd registered already: a monitor's, for its next run.
-    #[cfg(target_os = "linux")]
-    pub fn of_registered(pidfd: Pidfd) -> Self {
-        ProcessWatch::Pidfd(pidfd)
+    /// A watch on an exit watch registered already: a monitor's, for its next run.
+    pub fn of_registered(fd: ExitFd) -> Self {
+        ProcessWatch::Exit(fd)
     }
 
     /// Opens the watch first and checks the identity second, so a pid reused in between
     /// cannot be mistaken for the monitor.
     pub fn open(pid: u32, identity: Option<&StartIdentity>) -> Self {
-        #[cfg(target_os = "linux")]
-        {
-            let pidfd = rustix::process::Pid::from_raw(pid as i32).and_then(|p| {
-                rustix::process::pidfd_open(p, rustix::process::PidfdFlags::NONBLOCK).ok()
-            });
-            if let Some(fd) = pidfd {
+        match ExitWatch::open(pid) {
+            Ok(Some(watch)) => {
                 if identity.is_some_and(|id| !identity::is_alive(pid, id)) {
                     return ProcessWatch::Gone;
                 }
-                // SAFETY: the AsyncFd owns the pidfd, which stays open while registered.
-                if let Ok(async_fd) = unsafe {
-                    tokio::io::unix::AsyncFd::register_with_interest(
-                        fd,
-                        tokio::io::Interest::READABLE,
-                    )
-                } {
-                    return ProcessWatch::Pidfd(Arc::new(async_fd));
+                if let Ok(fd) = register(watch) {
+                    return ProcessWatch::Exit(fd);
                 }
-            } else if identity.is_some_and(|id| !identity::is_alive(pid, id))
-                || (identity.is_none() && identity::of_pid(pid).ok().flatten().is_none())
-            {
-                return ProcessWatch::Gone;
             }
+            Ok(None) => return ProcessWatch::Gone,
+            // Out of descriptors, say: the identity is polled instead.
+            Err(_) => {}
         }
         let identity = identity
             .cloned()
             .or_else(|| identity::of_pid(pid).ok().flatten());
         match identity {
-            Some(identity) => ProcessWatch::Poll(pid, Some(identity)),
-            None => ProcessWatch::Gone,
+            Some(identity) if identity::is_alive(pid, &identity) => {
+                ProcessWatch::Poll(pid, Some(identity))
+            }
+            _ => ProcessWatch::Gone,
         }
     }
 
-    /// The pidfd watched, where there is one: a monitor's later runs are watched by it
-    /// too, registered once.
-    pub fn pidfd(&self) -> Option<Pidfd> {
+    /// The exit watch, where there is one: a monitor's later runs are watched by it too,
+    /// registered once.
+    pub fn exit_fd(&self) -> Option<ExitFd> {
         match self {
-            #[cfg(target_os = "linux")]
-            ProcessWatch::Pidfd(fd) => Some(fd.clone()),
+            ProcessWatch::Exit(fd) => Some(fd.clone()),
             _ => None,
         }
     }
 
     pub async fn exited(self) {
         match self {
-            #[cfg(target_os = "linux")]
-            ProcessWatch::Pidfd(fd) => {
+            ProcessWatch::Exit(fd) => {
                 let _ = fd.readable().await;
             }
             ProcessWatch::Poll(pid, identity) => {

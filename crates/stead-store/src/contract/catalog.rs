@@ -40,7 +40,7 @@ pub(super) fn jobs_are_inserted_listed_updated_and_removed(s: &Subject) {
     assert_eq!(l.store.job_get("c").unwrap(), None);
     assert!(matches!(
         l.store.job_insert(&spec("b", Concurrency::Allow), now(), l.epoch),
-        Err(StoreError::JobExists(name)) if name == "b"
+        Err(StoreError::Refused(Refusal::JobExists(name))) if name == "b"
     ));
 
     // An edit that keeps the schedule keeps its fire count.
@@ -62,14 +62,14 @@ pub(super) fn jobs_are_inserted_listed_updated_and_removed(s: &Subject) {
     assert_eq!(l.store.job_get("b").unwrap().unwrap(), rescheduled);
     assert!(matches!(
         l.store.job_update(&spec("c", Concurrency::Allow), false, now(), l.epoch),
-        Err(StoreError::NoSuchJob(name)) if name == "c"
+        Err(StoreError::Refused(Refusal::NoSuchJob(name))) if name == "c"
     ));
 
     assert_eq!(l.store.job_remove("b", l.epoch).unwrap(), rescheduled);
     assert_eq!(l.store.job_get("b").unwrap(), None);
     assert!(matches!(
         l.store.job_remove("b", l.epoch),
-        Err(StoreError::NoSuchJob(_))
+        Err(StoreError::Refused(Refusal::NoSuchJob(_)))
     ));
     assert_eq!(l.store.job_list().unwrap().len(), 2);
 }
@@ -86,7 +86,7 @@ pub(super) fn apply_is_all_or_nothing(s: &Subject) {
     };
     assert!(matches!(
         l.store.apply(&failing, now(), l.epoch),
-        Err(StoreError::JobExists(_))
+        Err(StoreError::Refused(Refusal::JobExists(_)))
     ));
     assert!(l.store.service_list().unwrap().is_empty());
     assert!(l.store.job_list().unwrap().is_empty());
@@ -104,7 +104,7 @@ pub(super) fn apply_is_all_or_nothing(s: &Subject) {
         ..Changes::default()
     };
     match l.store.apply(&orphaning, now(), l.epoch) {
-        Err(StoreError::ServiceInUse { service, jobs }) => {
+        Err(StoreError::Refused(Refusal::ServiceInUse { service, jobs })) => {
             assert_eq!((service.as_str(), jobs), ("db", vec!["x".to_string()]));
         }
         other => panic!("{other:?}"),
@@ -147,7 +147,7 @@ pub(super) fn apply_updates_services_and_jobs(s: &Subject) {
     };
     assert!(matches!(
         l.store.apply(&missing, now(), l.epoch),
-        Err(StoreError::NoSuchService(name)) if name == "cache"
+        Err(StoreError::Refused(Refusal::NoSuchService(name))) if name == "cache"
     ));
 }
 
@@ -165,7 +165,7 @@ pub(super) fn services_are_inserted_listed_and_removed(s: &Subject) {
     }
     assert!(matches!(
         l.store.service_insert(&service("db"), now(), l.epoch),
-        Err(StoreError::ServiceExists(name)) if name == "db"
+        Err(StoreError::Refused(Refusal::ServiceExists(name))) if name == "db"
     ));
     let names: Vec<_> = l
         .store
@@ -190,7 +190,7 @@ pub(super) fn services_are_inserted_listed_and_removed(s: &Subject) {
     l.store.job_insert(&dependent, now(), l.epoch).unwrap();
     assert!(matches!(
         l.store.service_remove("db", l.epoch),
-        Err(StoreError::ServiceInUse { .. })
+        Err(StoreError::Refused(Refusal::ServiceInUse { .. }))
     ));
     let removed = l.store.service_remove("cache", l.epoch).unwrap();
     assert_eq!(removed.spec, service("cache"));
@@ -229,7 +229,7 @@ pub(super) fn holds_renew_keeping_their_first_acquisition(s: &Subject) {
     );
     assert!(matches!(
         l.store.hold_remove("migrate", l.epoch),
-        Err(StoreError::NoSuchHold(name)) if name == "migrate"
+        Err(StoreError::Refused(Refusal::NoSuchHold(name))) if name == "migrate"
     ));
     assert_eq!(l.store.hold_list().unwrap(), [hold("backup", 1, 2)]);
 }

@@ -61,13 +61,18 @@ pub(super) fn every_server_write_is_fenced(s: &Subject) {
             (
                 "run_admit",
                 l.store
-                    .run_admit(&new_run(&j, Trigger::OnDemand, None), logs(), &plan, stale)
+                    .run_admit(
+                        &new_run(&j, Trigger::OnDemand, None),
+                        &plain_spec(),
+                        &planner(),
+                        stale,
+                    )
                     .map(drop),
             ),
             (
                 "run_admit (a resume)",
                 l.store
-                    .run_admit(&resume_of(&j, owed, None), logs(), &plan, stale)
+                    .run_admit(&resume_of(&j, owed, None), &plain_spec(), &planner(), stale)
                     .map(drop),
             ),
             (
@@ -125,7 +130,7 @@ pub(super) fn every_server_write_is_fenced(s: &Subject) {
         ];
         for (write, result) in writes {
             assert!(
-                matches!(result, Err(StoreError::Fenced { epoch }) if epoch == stale),
+                matches!(result, Err(StoreError::Refused(Refusal::Fenced { epoch })) if epoch == stale),
                 "{write} with epoch {stale}: {result:?}"
             );
         }
@@ -152,15 +157,15 @@ pub(super) fn a_newer_claim_fences_the_older_server(s: &Subject) {
     assert!(matches!(
         s.store.run_admit(
             &new_run(&job, Trigger::OnDemand, None),
-            logs(),
-            &plan,
+            &plain_spec(),
+            &planner(),
             first.epoch
         ),
-        Err(StoreError::Fenced { .. })
+        Err(StoreError::Refused(Refusal::Fenced { .. }))
     ));
     assert!(matches!(
         s.store.job_remove("a", first.epoch),
-        Err(StoreError::Fenced { .. })
+        Err(StoreError::Refused(Refusal::Fenced { .. }))
     ));
     assert!(matches!(
         s.store.renew_lease(&first, t(32), TTL).unwrap(),
@@ -171,8 +176,8 @@ pub(super) fn a_newer_claim_fences_the_older_server(s: &Subject) {
         .store
         .run_admit(
             &new_run(&job, Trigger::OnDemand, None),
-            logs(),
-            &plan,
+            &plain_spec(),
+            &planner(),
             second.epoch,
         )
         .unwrap();
@@ -201,8 +206,8 @@ pub(super) fn racing_admissions_queue_one_run_of_a_forbid_job(s: &Subject) {
     let statuses = race(s, 6, |h| {
         h.run_admit(
             &new_run(&j, Trigger::OnDemand, None),
-            logs(),
-            &plan,
+            &plain_spec(),
+            &planner(),
             l.epoch,
         )
         .unwrap()
@@ -222,8 +227,13 @@ pub(super) fn racing_resumes_settle_a_debt_once(s: &Subject) {
     let j = l.job("a", Concurrency::Allow);
     let parent = l.interrupted(&j);
     let results = race(s, 6, |h| {
-        h.run_admit(&resume_of(&j, parent, None), logs(), &plan, l.epoch)
-            .map(|adm| adm.run.id)
+        h.run_admit(
+            &resume_of(&j, parent, None),
+            &plain_spec(),
+            &planner(),
+            l.epoch,
+        )
+        .map(|adm| adm.run.id)
     });
     let won: Vec<i64> = results
         .iter()
@@ -231,9 +241,10 @@ pub(super) fn racing_resumes_settle_a_debt_once(s: &Subject) {
         .collect();
     assert_eq!(won.len(), 1, "{results:?}");
     assert!(
-        results
-            .iter()
-            .all(|r| matches!(r, Ok(_) | Err(StoreError::AlreadyResolved(_)))),
+        results.iter().all(|r| matches!(
+            r,
+            Ok(_) | Err(StoreError::Refused(Refusal::AlreadyResolved(_)))
+        )),
         "{results:?}"
     );
     assert_eq!(
@@ -255,8 +266,8 @@ pub(super) fn racing_fires_record_one_run(s: &Subject) {
     let results = race(s, 6, |h| {
         h.run_admit(
             &new_run(&j, Trigger::Scheduled, Some(at)),
-            logs(),
-            &plan,
+            &plain_spec(),
+            &planner(),
             l.epoch,
         )
         .map(drop)

@@ -10,37 +10,41 @@
 //! pass unnoticed.
 
 use std::any::Any;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 
 use jiff::{SignedDuration, Timestamp};
-use stead_protocol::{Concurrency, JobSpec, RunFilter, RunStatus, ServiceSpec, Trigger};
+use stead_protocol::{
+    Checkpoints, Concurrency, JobSpec, RunFilter, RunStatus, ServiceSpec, Trigger,
+};
 
 use stead_core::clock::from_ms;
-use stead_core::identity;
 use stead_core::lease::{self, ClaimOutcome, Claimant, HeldLease, LeaseRow, RenewOutcome};
 use stead_core::locator::LedgerRef;
+use stead_core::plan::Planner;
 use stead_core::records::{
     Admission, Changes, NewRun, NotRun, RunCount, SkippedFire, StoredHold, StoredJob,
 };
-use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_core::runs::{CommandStart, RunEnd};
 use stead_protocol::limits::MAX_RUN_LIST;
+use stead_sys::identity;
 
 #[cfg(feature = "postgres")]
 use crate::postgres::PgStore;
 #[cfg(feature = "postgres")]
 pub(crate) use crate::postgres::scratch::ScratchDb;
 use crate::sqlite::SqliteStore;
-use crate::{RunRecorder, Store, StoreError};
+use crate::{Refusal, RunRecorder, Store, StoreError};
 
 mod catalog;
+mod checkpoints;
 mod fencing;
 mod leases;
 mod outcomes;
 mod retention;
+pub(crate) mod run_writes;
 mod runs;
-mod together;
+mod sleeps;
 
 /// A backend under test: the server's store and a monitor's recorder in one.
 pub trait Ledger: Store + RunRecorder {}
@@ -137,6 +141,7 @@ contract![
     runs::a_failure_during_a_restart_is_a_cut,
     runs::unknown_names_and_ids_are_reported,
     runs::a_run_taken_ahead_and_stopped_before_its_instant_ends_where_it_started,
+    runs::a_monitors_end_records_when_the_command_started,
     catalog::services_are_inserted_listed_and_removed,
     catalog::holds_renew_keeping_their_first_acquisition,
     fencing::every_server_write_is_fenced,
@@ -155,10 +160,16 @@ contract![
     outcomes::events_are_written_with_their_outcome_for_the_notifiers_that_listen,
     outcomes::queue_loads_count_handed_over_and_waiting_runs,
     outcomes::a_run_closed_by_its_receipt_starts_what_runs_after_it,
-    together::writes_of_runs_are_answered_each_as_alone_and_seen_once_committed,
-    together::a_refused_write_is_undone_alone,
-    together::a_batch_of_marks_alone_commits,
-    together::an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_commit;
+    run_writes::writes_of_runs_are_answered_each_as_alone_and_seen_once_committed,
+    run_writes::a_refused_write_is_undone_alone,
+    sleeps::a_sleep_is_listed_and_counted_into_the_runs_it_fell_into,
+    sleeps::an_overdue_lapse_is_told_once_and_ended_by_a_success,
+    run_writes::a_batch_of_marks_alone_commits,
+    run_writes::an_admission_taken_by_a_waiting_monitor_is_marked_running_in_its_commit,
+    checkpoints::a_resume_sees_what_its_cut_attempt_recorded_and_the_cut_one_writes_nothing,
+    checkpoints::a_retry_sees_the_failed_attempts_checkpoints,
+    checkpoints::bad_names_unknown_runs_and_limits_are_refused_writing_nothing,
+    checkpoints::checkpoints_stay_while_a_run_of_their_key_does_and_go_with_the_last;
     // Expiry judged by the `now` the caller passes: a ledger of one host only.
     local clock:
     leases::an_expired_lease_is_taken_by_the_callers_clock,
@@ -272,25 +283,21 @@ pub(super) fn logs() -> &'static Path {
     Path::new("/var/lib/stead-test/logs")
 }
 
-pub(super) fn plan(id: i64, log: &Path, _key: &str) -> MonitorPlan {
-    MonitorPlan {
-        run_id: id,
+/// What the tests' runs are planned with: their plans name no ledger of consequence.
+pub(super) fn planner() -> Planner {
+    Planner {
         ledger: LedgerRef::Sqlite {
             path: PathBuf::new(),
         },
-        argv: vec!["true".into()],
-        cwd: None,
-        env: BTreeMap::new(),
-        timeout_ms: None,
-        kill_grace_ms: 0,
-        log_path: log.to_path_buf(),
-        log_max_bytes: 0,
-        alternatives: Vec::new(),
-        on_failure: None,
-        resume_anywhere: false,
-        retry: None,
-        not_before: None,
+        state_dir: "/var/lib/stead-test".into(),
+        log_dir: logs().to_path_buf(),
+        power_supplies: None,
     }
+}
+
+/// A job's spec for runs whose plan is not what a test is about.
+pub(super) fn plain_spec() -> JobSpec {
+    spec("job", Concurrency::Allow)
 }
 
 fn cut(reason: &str) -> RunEnd {
@@ -305,7 +312,8 @@ impl Server<'_> {
     }
 
     fn admit(&self, new: &NewRun) -> Result<Admission, StoreError> {
-        self.store.run_admit(new, logs(), &plan, self.epoch)
+        self.store
+            .run_admit(new, &plain_spec(), &planner(), self.epoch)
     }
 
     /// Admits an on-demand run of `job` and returns its id.

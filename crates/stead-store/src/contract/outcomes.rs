@@ -2,26 +2,20 @@
 //! failure's retry, a success's chained runs, the events notifiers are told of; and how
 //! waiting runs are handed over once, and events delivered in order.
 
-use stead_core::retry::RetryPlan;
 use stead_protocol::{NotifierSpec, NotifyEvent, QueueSpec};
 
 use super::*;
 
 impl Server<'_> {
-    /// Admits an on-demand run of `job` whose plan carries the job's retry budget, as a
-    /// server's plan does, and marks it running.
+    /// Admits an on-demand run of `job` (whose plan carries the job's retry budget) and
+    /// marks it running.
     fn running_with_retries(&self, job: &StoredJob) -> i64 {
-        let budget = RetryPlan::of(&job.spec);
-        let planned = |id: i64, log: &Path, key: &str| MonitorPlan {
-            retry: budget,
-            ..plan(id, log, key)
-        };
         let id = self
             .store
             .run_admit(
                 &new_run(job, Trigger::OnDemand, None),
-                logs(),
-                &planned,
+                &job.spec,
+                &planner(),
                 self.epoch,
             )
             .unwrap()
@@ -304,7 +298,7 @@ pub(super) fn queue_loads_count_handed_over_and_waiting_runs(s: &Subject) {
     // A queue a job names cannot be removed.
     assert!(matches!(
         l.store.queue_remove("gpu", l.epoch),
-        Err(StoreError::QueueInUse { .. })
+        Err(StoreError::Refused(Refusal::QueueInUse { .. }))
     ));
 }
 

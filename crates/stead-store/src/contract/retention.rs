@@ -122,7 +122,7 @@ pub(super) fn pruning_rows_is_fenced_by_the_leader_epoch(s: &Subject) {
     let rule = keep(&j, Some(1), t(-10));
     assert!(matches!(
         l.store.prune_batch(&rule, 0, false, leader + 1),
-        Err(StoreError::Fenced { .. })
+        Err(StoreError::Refused(Refusal::Fenced { .. }))
     ));
     // A dry run writes nothing, and needs no fence.
     let dry = l.store.prune_batch(&rule, 0, true, l.epoch + 1).unwrap();
@@ -173,7 +173,7 @@ pub(super) fn a_pruned_log_is_recorded_once_and_never_an_owed_runs(s: &Subject) 
     assert!(l.store.log_states(&[done]).unwrap()[0].log_pruned);
     assert!(matches!(
         l.store.mark_logs_pruned(&[done], t(60), l.epoch + 1),
-        Err(StoreError::Fenced { .. })
+        Err(StoreError::Refused(Refusal::Fenced { .. }))
     ));
     // Giving space back is safe at any time.
     l.store.reclaim(100).unwrap();

@@ -647,7 +647,7 @@ pub(super) fn a_resume_settles_its_parents_debt_once(s: &Subject) {
     let before = l.all_runs().len();
     assert!(matches!(
         l.admit(&resume_of(&j, parent, None)),
-        Err(StoreError::AlreadyResolved(id)) if id == parent
+        Err(StoreError::Refused(Refusal::AlreadyResolved(id))) if id == parent
     ));
     assert_eq!(l.all_runs().len(), before);
 
@@ -673,7 +673,7 @@ pub(super) fn a_resume_waits_for_an_overlap_rather_than_skip(s: &Subject) {
     let before = l.all_runs().len();
     assert!(matches!(
         l.admit(&resume_of(&j, parent, None)),
-        Err(StoreError::Overlap(id)) if id == busy
+        Err(StoreError::Refused(Refusal::Overlap(id))) if id == busy
     ));
     assert_eq!(l.all_runs().len(), before);
     assert_eq!(
@@ -761,15 +761,15 @@ pub(super) fn unknown_names_and_ids_are_reported(s: &Subject) {
     l.store.run_request_cancel(none, now(), l.epoch).unwrap();
     assert!(matches!(
         l.store.service_set_restarting("db", Some(now()), l.epoch),
-        Err(StoreError::NoSuchService(name)) if name == "db"
+        Err(StoreError::Refused(Refusal::NoSuchService(name))) if name == "db"
     ));
     assert!(matches!(
         l.store.service_remove("db", l.epoch),
-        Err(StoreError::NoSuchService(name)) if name == "db"
+        Err(StoreError::Refused(Refusal::NoSuchService(name))) if name == "db"
     ));
     assert!(matches!(
         l.store.hold_remove("h", l.epoch),
-        Err(StoreError::NoSuchHold(name)) if name == "h"
+        Err(StoreError::Refused(Refusal::NoSuchHold(name))) if name == "h"
     ));
 }
 
@@ -777,10 +777,11 @@ pub(super) fn a_run_taken_ahead_and_stopped_before_its_instant_ends_where_it_sta
     let l = serve(s);
     let j = l.job("a", Concurrency::Forbid);
     let id = l.queue(&j);
-    // Marked ahead of its instant, t(10); cancelled before it, at t(5).
+    // Marked ahead of its instant, t(10); cut before it, at t(5), by whoever does not
+    // know when (or whether) its command started: its server, its monitor gone.
     assert!(l.store.mark_running(id, 1, &me(), t(10)).unwrap());
-    let cancel = RunEnd::with_reason(RunStatus::Cancelled, "cancelled before it started", t(5));
-    assert!(l.store.finish(id, &cancel).unwrap());
+    let cut = RunEnd::with_reason(RunStatus::Interrupted, "its monitor is gone", t(5));
+    assert!(l.store.finish(id, &cut).unwrap());
     let run = l.store.run_get(id).unwrap().unwrap();
     assert_eq!(run.started_at, run.ended_at, "{run:?}");
     // A run that ended after its start keeps both as they were.
@@ -790,4 +791,45 @@ pub(super) fn a_run_taken_ahead_and_stopped_before_its_instant_ends_where_it_sta
     let run = l.store.run_get(other).unwrap().unwrap();
     assert_eq!(run.started_at.as_deref(), Some("2027-01-15T08:00:01.000Z"));
     assert_eq!(run.ended_at.as_deref(), Some("2027-01-15T08:00:02.000Z"));
+}
+
+pub(super) fn a_monitors_end_records_when_the_command_started(s: &Subject) {
+    let l = serve(s);
+    let j = l.job("a", Concurrency::Allow);
+    // Marked with its instant, t(10); its command spawned late, at t(12).
+    let late = l.queue(&j);
+    assert!(l.store.mark_running(late, 1, &me(), t(10)).unwrap());
+    let end = RunEnd {
+        started: CommandStart::At(t(12)),
+        ..RunEnd::exited(0, t(20))
+    };
+    assert!(l.store.finish(late, &end).unwrap());
+    let run = l.store.run_get(late).unwrap().unwrap();
+    assert_eq!(run.started_at.as_deref(), Some("2027-01-15T08:00:12.000Z"));
+    assert_eq!(run.ended_at.as_deref(), Some("2027-01-15T08:00:20.000Z"));
+    // Cancelled while it waited for its instant: its command never started.
+    let never = l.queue(&j);
+    assert!(l.store.mark_running(never, 1, &me(), t(10)).unwrap());
+    let cancel = RunEnd {
+        started: CommandStart::Never,
+        ..RunEnd::with_reason(RunStatus::Cancelled, "cancelled before it started", t(5))
+    };
+    assert!(l.store.finish(never, &cancel).unwrap());
+    let run = l.store.run_get(never).unwrap().unwrap();
+    assert_eq!(run.started_at, None, "{run:?}");
+    assert_eq!(run.ended_at.as_deref(), Some("2027-01-15T08:00:05.000Z"));
+    // An end that does not say keeps the mark.
+    let marked = l.queue(&j);
+    assert!(l.store.mark_running(marked, 1, &me(), t(10)).unwrap());
+    assert!(l.store.finish(marked, &RunEnd::exited(1, t(11))).unwrap());
+    let run = l.store.run_get(marked).unwrap().unwrap();
+    assert_eq!(run.started_at.as_deref(), Some("2027-01-15T08:00:10.000Z"));
+    // An end that lost its race corrects nothing.
+    let again = RunEnd {
+        started: CommandStart::At(t(1)),
+        ..RunEnd::exited(0, t(30))
+    };
+    assert!(!l.store.finish(late, &again).unwrap());
+    let run = l.store.run_get(late).unwrap().unwrap();
+    assert_eq!(run.started_at.as_deref(), Some("2027-01-15T08:00:12.000Z"));
 }

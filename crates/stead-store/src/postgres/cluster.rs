@@ -23,8 +23,9 @@ use stead_core::runs::{MonitorPlan, RunEnd};
 use stead_protocol::{Run, RunStatus};
 
 use super::{PgStore, Sql, db_now_ms, describe, logs, ms, runs};
+use crate::Refusal;
 use crate::backend::Announce;
-use crate::ledger::IN_FLIGHT;
+use crate::run_ledger::IN_FLIGHT;
 use crate::{Claimed, ClaimingHost, Cluster, StoreError};
 
 /// The channel of "a run was queued for any host".
@@ -64,7 +65,7 @@ pub fn fence_leader(tx: &mut dyn Sql, machine_id: &str, epoch: i64) -> Result<()
     if leads {
         Ok(())
     } else {
-        Err(StoreError::Fenced { epoch })
+        Err(StoreError::Refused(Refusal::Fenced { epoch }))
     }
 }
 

@@ -17,6 +17,7 @@ use stead_core::records::{LogShipment, ShippedLog};
 use stead_core::runs::DEFAULT_LOG_MAX_BYTES;
 
 use super::PgStore;
+use crate::Refusal;
 use crate::{LOG_CHUNK_BYTES, StoreError};
 
 const CHUNK: u64 = LOG_CHUNK_BYTES as u64;
@@ -103,7 +104,7 @@ pub fn ship(
             &[&id, &store.machine_id],
         )?
         else {
-            return Err(StoreError::NoSuchRun(id));
+            return Err(StoreError::Refused(Refusal::NoSuchRun(id)));
         };
         let held = bytes(row.try_get(0)?);
         let closed: bool = row.try_get(1)?;

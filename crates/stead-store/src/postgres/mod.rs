@@ -2,7 +2,8 @@
 //!
 //! It behaves as the SQLite ledger does through [`Store`] and
 //! [`RunRecorder`](crate::RunRecorder): the transactions are the same (written once over
-//! `Steps`, see `backend.rs`; `steps.rs` here has the SQL), and the contract tests in
+//! `Steps`, see `backend.rs`; each concern's steps are in the file here that holds its
+//! SQL), and the contract tests in
 //! `contract/` run against both. One difference of shape:
 //! instead of SQLite's single `server_lease` row there is a `hosts` table, one lease row
 //! per machine id, and a `PgStore` claims, renews, fences by and releases the row of the
@@ -17,7 +18,7 @@
 //! - **fencing**: a server's write first reads its host's epoch `FOR SHARE`. That lock
 //!   conflicts with every `UPDATE` of the row, so the claim that moves the epoch waits
 //!   for fenced writes in flight to commit, and a fenced write that starts after a claim
-//!   reads the new epoch and fails with [`StoreError::Fenced`], having written nothing;
+//!   reads the new epoch and fails with [`StoreError::Refused(Refusal::Fenced)`], having written nothing;
 //! - **transitions** are `UPDATE ... WHERE status IN (...)`: a writer that waited for a
 //!   concurrent one re-evaluates the guard on the row it committed, so exactly one wins;
 //! - **admission** locks the job's row (`FOR UPDATE`), so two admissions of one job, from
@@ -41,18 +42,20 @@ use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::Refusal;
 use ::postgres::config::Host;
 use ::postgres::error::Severity;
 use ::postgres::types::ToSql;
 use ::postgres::{Client, Config, GenericClient, IsolationLevel, Row, Transaction};
 use jiff::{SignedDuration, Timestamp};
 use stead_core::clock::{from_ms, to_ms};
-use stead_core::identity::StartIdentity;
 use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, LeaseOwner, LeaseRow, RenewOutcome};
 use stead_core::locator::LedgerRef;
-use stead_core::machine;
 use stead_protocol::redact_url;
+use stead_sys::identity::StartIdentity;
+use stead_sys::machine;
 
+mod checkpoints;
 mod cluster;
 mod jobs;
 mod logs;
@@ -62,7 +65,7 @@ mod runs;
 #[cfg(any(test, feature = "testing"))]
 pub mod scratch;
 mod services;
-mod steps;
+mod sleeps;
 #[cfg(test)]
 mod tests;
 mod tls;
@@ -72,7 +75,6 @@ pub use tls::connect_url;
 use crate::backend::Guard;
 use crate::backend::sealed::{Backend, Part, relaxed};
 use crate::{BackendError, Cluster, Lease, Store, StoreError};
-use steps::PgTx;
 
 /// Append-only: a released schema is never edited, only followed by a new migration.
 /// The schema version is the number of migrations applied, one row each in
@@ -86,6 +88,10 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/006_run_logs.sql"),
     include_str!("migrations/007_retention.sql"),
     include_str!("migrations/008_retries_queues_notify.sql"),
+    include_str!("migrations/009_in_flight_by_job_and_host.sql"),
+    include_str!("migrations/010_sleeps_and_overdue.sql"),
+    include_str!("migrations/011_checkpoints_and_steps.sql"),
+    include_str!("migrations/012_run_waits.sql"),
 ];
 
 /// The database's clock in milliseconds, read when the statement runs
@@ -388,7 +394,7 @@ impl PgStore {
             if let Some(epoch) = epoch
                 && self.host_epoch(&mut tx)? != epoch
             {
-                return Err(StoreError::Fenced { epoch });
+                return Err(StoreError::Refused(Refusal::Fenced { epoch }));
             }
             let value = f(&mut tx)?;
             self.commit(tx)?;
@@ -852,7 +858,7 @@ impl Backend for PgStore {
                         None => *host.insert(self.host_epoch(&mut tx)?),
                     };
                     if current != fence {
-                        answers.push(Err(StoreError::Fenced { epoch: fence }));
+                        answers.push(Err(StoreError::Refused(Refusal::Fenced { epoch: fence })));
                         continue;
                     }
                 }
@@ -876,6 +882,31 @@ impl Backend for PgStore {
             self.commit(tx)?;
             Ok(answers)
         })
+    }
+}
+
+/// A connection or a transaction the steps run on: each concern's steps are in the file
+/// that holds their SQL (`jobs.rs`, `services.rs`, `runs.rs`, `retention.rs`,
+/// `notify.rs`; see `backend.rs`).
+pub struct PgTx<'t>(pub &'t mut dyn Sql);
+
+impl crate::backend::Steps for PgTx<'_> {
+    fn lock_job(&mut self, job_id: i64) -> Result<(), StoreError> {
+        runs::lock_job(&mut *self.0, job_id)
+    }
+
+    fn announce(&mut self, what: crate::backend::Announce) -> Result<(), StoreError> {
+        cluster::notify(&mut *self.0, what)
+    }
+}
+
+impl crate::rows::Cells for Row {
+    fn int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        Ok(self.try_get(i)?)
+    }
+
+    fn text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        Ok(self.try_get(i)?)
     }
 }
 

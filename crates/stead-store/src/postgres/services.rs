@@ -6,8 +6,9 @@ use stead_core::clock::{from_ms, to_ms};
 use stead_core::records::{StoredHold, StoredService};
 use stead_protocol::ServiceSpec;
 
-use super::Sql;
+use super::PgTx;
 use crate::StoreError;
+use crate::backend::ServiceSteps;
 use crate::rows::{service_spec, spec_json};
 
 const SERVICE_COLUMNS: &str = "name, spec, restarting_since_ms";
@@ -21,100 +22,6 @@ fn service_from_row(row: &Row) -> Result<StoredService, StoreError> {
     })
 }
 
-pub fn list(c: &mut dyn Sql) -> Result<Vec<StoredService>, StoreError> {
-    c.query(
-        &format!("SELECT {SERVICE_COLUMNS} FROM services ORDER BY name"),
-        &[],
-    )?
-    .iter()
-    .map(service_from_row)
-    .collect()
-}
-
-pub fn insert(
-    tx: &mut dyn Sql,
-    spec: &ServiceSpec,
-    now: Timestamp,
-) -> Result<Option<StoredService>, StoreError> {
-    tx.query_opt(
-        &format!(
-            "INSERT INTO services (name, spec, created_at_ms) VALUES ($1, $2, $3)
-             ON CONFLICT (name) DO NOTHING
-             RETURNING {SERVICE_COLUMNS}"
-        ),
-        &[&spec.name, &spec_json(spec), &to_ms(now)],
-    )?
-    .as_ref()
-    .map(service_from_row)
-    .transpose()
-}
-
-/// False when there is no such service.
-pub fn update(tx: &mut dyn Sql, spec: &ServiceSpec) -> Result<bool, StoreError> {
-    let n = tx.execute(
-        "UPDATE services SET spec = $2 WHERE name = $1",
-        &[&spec.name, &spec_json(spec)],
-    )?;
-    Ok(n == 1)
-}
-
-/// Removes a service that no job names; the caller holds the catalog lock, so no job
-/// can start naming it before the commit.
-/// `None` when there is no such service.
-pub fn remove(tx: &mut dyn Sql, name: &str) -> Result<Option<StoredService>, StoreError> {
-    tx.query_opt(
-        &format!("DELETE FROM services WHERE name = $1 RETURNING {SERVICE_COLUMNS}"),
-        &[&name],
-    )?
-    .as_ref()
-    .map(service_from_row)
-    .transpose()
-}
-
-pub fn set_restarting(
-    tx: &mut dyn Sql,
-    name: &str,
-    since: Option<Timestamp>,
-) -> Result<bool, StoreError> {
-    let n = tx.execute(
-        "UPDATE services SET restarting_since_ms = $2 WHERE name = $1",
-        &[&name, &since.map(to_ms)],
-    )?;
-    Ok(n == 1)
-}
-
-/// The services `job_id` depends on that are being restarted now, in `depends_on`
-/// order. With `lock`, they are held `FOR SHARE` until the commit: no restart starts or
-/// ends meanwhile.
-pub fn restarting_dependencies(
-    c: &mut dyn Sql,
-    job_id: i64,
-    lock: bool,
-) -> Result<Vec<String>, StoreError> {
-    // Every dependency is read (and locked), restarting or not, and filtered here: a
-    // lock taken only on the rows restarting now would leave the others free to start.
-    let rows = c.query(
-        &format!(
-            "SELECT s.name, s.restarting_since_ms IS NOT NULL
-             FROM jobs j
-             CROSS JOIN LATERAL jsonb_array_elements_text(j.spec::jsonb -> 'depends_on')
-                 WITH ORDINALITY AS d (name, position)
-             JOIN services s ON s.name = d.name
-             WHERE j.id = $1
-             ORDER BY d.position{}",
-            if lock { " FOR SHARE OF s" } else { "" }
-        ),
-        &[&job_id],
-    )?;
-    let mut names = Vec::new();
-    for row in &rows {
-        if row.try_get::<_, bool>(1)? {
-            names.push(row.try_get(0)?);
-        }
-    }
-    Ok(names)
-}
-
 fn hold_from_row(row: &Row) -> Result<StoredHold, StoreError> {
     Ok(StoredHold {
         name: row.try_get(0)?,
@@ -124,43 +31,148 @@ fn hold_from_row(row: &Row) -> Result<StoredHold, StoreError> {
     })
 }
 
-pub fn holds(c: &mut dyn Sql) -> Result<Vec<StoredHold>, StoreError> {
-    c.query(
-        &format!("SELECT {HOLD_COLUMNS} FROM holds ORDER BY name"),
-        &[],
-    )?
-    .iter()
-    .map(hold_from_row)
-    .collect()
-}
+impl ServiceSteps for PgTx<'_> {
+    fn service_list(&mut self) -> Result<Vec<StoredService>, StoreError> {
+        let c = &mut *self.0;
+        c.query(
+            &format!("SELECT {SERVICE_COLUMNS} FROM services ORDER BY name"),
+            &[],
+        )?
+        .iter()
+        .map(service_from_row)
+        .collect()
+    }
 
-pub fn hold_upsert(tx: &mut dyn Sql, hold: &StoredHold) -> Result<StoredHold, StoreError> {
-    // Renewing keeps the first acquisition time.
-    let row = tx.query_one(
-        &format!(
-            "INSERT INTO holds (name, service, acquired_at_ms, expires_at_ms)
-             VALUES ($1, $2, $3, $4)
-             ON CONFLICT (name) DO UPDATE
-             SET service = EXCLUDED.service, expires_at_ms = EXCLUDED.expires_at_ms
-             RETURNING {HOLD_COLUMNS}"
-        ),
-        &[
-            &hold.name,
-            &hold.service,
-            &to_ms(hold.acquired_at),
-            &to_ms(hold.expires_at),
-        ],
-    )?;
-    hold_from_row(&row)
-}
+    fn service_insert(
+        &mut self,
+        spec: &ServiceSpec,
+        now: Timestamp,
+    ) -> Result<Option<StoredService>, StoreError> {
+        let tx = &mut *self.0;
+        tx.query_opt(
+            &format!(
+                "INSERT INTO services (name, spec, created_at_ms) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO NOTHING
+                 RETURNING {SERVICE_COLUMNS}"
+            ),
+            &[&spec.name, &spec_json(spec), &to_ms(now)],
+        )?
+        .as_ref()
+        .map(service_from_row)
+        .transpose()
+    }
 
-/// `None` when there is no such hold.
-pub fn hold_remove(tx: &mut dyn Sql, name: &str) -> Result<Option<StoredHold>, StoreError> {
-    tx.query_opt(
-        &format!("DELETE FROM holds WHERE name = $1 RETURNING {HOLD_COLUMNS}"),
-        &[&name],
-    )?
-    .as_ref()
-    .map(hold_from_row)
-    .transpose()
+    /// False when there is no such service.
+    fn service_update(&mut self, spec: &ServiceSpec) -> Result<bool, StoreError> {
+        let tx = &mut *self.0;
+        let n = tx.execute(
+            "UPDATE services SET spec = $2 WHERE name = $1",
+            &[&spec.name, &spec_json(spec)],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Removes a service that no job names; the caller holds the catalog lock, so no job
+    /// can start naming it before the commit.
+    /// `None` when there is no such service.
+    fn service_remove(&mut self, name: &str) -> Result<Option<StoredService>, StoreError> {
+        let tx = &mut *self.0;
+        tx.query_opt(
+            &format!("DELETE FROM services WHERE name = $1 RETURNING {SERVICE_COLUMNS}"),
+            &[&name],
+        )?
+        .as_ref()
+        .map(service_from_row)
+        .transpose()
+    }
+
+    fn service_set_restarting(
+        &mut self,
+        name: &str,
+        since: Option<Timestamp>,
+    ) -> Result<bool, StoreError> {
+        let tx = &mut *self.0;
+        let n = tx.execute(
+            "UPDATE services SET restarting_since_ms = $2 WHERE name = $1",
+            &[&name, &since.map(to_ms)],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// The services `job_id` depends on that are being restarted now, in `depends_on`
+    /// order. With `lock`, they are held `FOR SHARE` until the commit: no restart starts or
+    /// ends meanwhile.
+    fn services_restarting_for(
+        &mut self,
+        job_id: i64,
+        lock: bool,
+    ) -> Result<Vec<String>, StoreError> {
+        let c = &mut *self.0;
+        // Every dependency is read (and locked), restarting or not, and filtered here: a
+        // lock taken only on the rows restarting now would leave the others free to start.
+        let rows = c.query(
+            &format!(
+                "SELECT s.name, s.restarting_since_ms IS NOT NULL
+                 FROM jobs j
+                 CROSS JOIN LATERAL jsonb_array_elements_text(j.spec::jsonb -> 'depends_on')
+                     WITH ORDINALITY AS d (name, position)
+                 JOIN services s ON s.name = d.name
+                 WHERE j.id = $1
+                 ORDER BY d.position{}",
+                if lock { " FOR SHARE OF s" } else { "" }
+            ),
+            &[&job_id],
+        )?;
+        let mut names = Vec::new();
+        for row in &rows {
+            if row.try_get::<_, bool>(1)? {
+                names.push(row.try_get(0)?);
+            }
+        }
+        Ok(names)
+    }
+
+    fn hold_list(&mut self) -> Result<Vec<StoredHold>, StoreError> {
+        let c = &mut *self.0;
+        c.query(
+            &format!("SELECT {HOLD_COLUMNS} FROM holds ORDER BY name"),
+            &[],
+        )?
+        .iter()
+        .map(hold_from_row)
+        .collect()
+    }
+
+    fn hold_upsert(&mut self, hold: &StoredHold) -> Result<StoredHold, StoreError> {
+        let tx = &mut *self.0;
+        // Renewing keeps the first acquisition time.
+        let row = tx.query_one(
+            &format!(
+                "INSERT INTO holds (name, service, acquired_at_ms, expires_at_ms)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (name) DO UPDATE
+                 SET service = EXCLUDED.service, expires_at_ms = EXCLUDED.expires_at_ms
+                 RETURNING {HOLD_COLUMNS}"
+            ),
+            &[
+                &hold.name,
+                &hold.service,
+                &to_ms(hold.acquired_at),
+                &to_ms(hold.expires_at),
+            ],
+        )?;
+        hold_from_row(&row)
+    }
+
+    /// `None` when there is no such hold.
+    fn hold_remove(&mut self, name: &str) -> Result<Option<StoredHold>, StoreError> {
+        let tx = &mut *self.0;
+        tx.query_opt(
+            &format!("DELETE FROM holds WHERE name = $1 RETURNING {HOLD_COLUMNS}"),
+            &[&name],
+        )?
+        .as_ref()
+        .map(hold_from_row)
+        .transpose()
+    }
 }

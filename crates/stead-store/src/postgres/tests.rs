@@ -10,12 +10,13 @@ use ::postgres::{Client, NoTls};
 use jiff::{SignedDuration, Timestamp};
 use stead_protocol::{Concurrency, JobSpec, RunStatus, Trigger};
 
-use stead_core::identity;
 use stead_core::lease::{ClaimOutcome, Claimant, HeldLease, RenewOutcome};
-use stead_core::runs::{MonitorPlan, RunEnd};
+use stead_core::runs::RunEnd;
+use stead_sys::identity;
 
 use super::{CATALOG_LOCK, PgStore, schema_version_count};
-use crate::contract::{ScratchDb, logs, new_run, plan, service, spec};
+use crate::Refusal;
+use crate::contract::{ScratchDb, new_run, plain_spec, planner, service, spec};
 use crate::{Catalog, Cluster, Lease, RunLedger, RunRecorder, Store, StoreError};
 
 const TTL: SignedDuration = SignedDuration::from_secs(30);
@@ -185,15 +186,17 @@ fn one_server_leads_at_a_time_and_a_stale_leader_records_no_fire() {
         ..new_run(&job, Trigger::CatchUp, Some(t(60)))
     };
     assert!(matches!(
-        one.run_admit(&fire, logs(), &plan, first),
-        Err(StoreError::Fenced { .. })
+        one.run_admit(&fire, &plain_spec(), &planner(), first),
+        Err(StoreError::Refused(Refusal::Fenced { .. }))
     ));
     let all = stead_protocol::RunFilter::default();
     assert!(
         two.run_list(&all).unwrap().is_empty(),
         "a fenced pass writes no row"
     );
-    let admitted = two.run_admit(&fire, logs(), &plan, second).unwrap();
+    let admitted = two
+        .run_admit(&fire, &plain_spec(), &planner(), second)
+        .unwrap();
     assert_eq!(admitted.run.status, RunStatus::Queued);
     assert_eq!(admitted.skipped.len(), 3);
     let rows = two.run_list(&all).unwrap();
@@ -242,7 +245,7 @@ fn hosts_claim_disjoint_runs_and_only_runs_they_may_run() {
             ..new_run(job, Trigger::OnDemand, None)
         };
         stores[0]
-            .run_admit(&new, logs(), &plan, leases[0].epoch)
+            .run_admit(&new, &plain_spec(), &planner(), leases[0].epoch)
             .unwrap()
             .run
             .id
@@ -320,8 +323,8 @@ fn only_the_leader_cuts_the_runs_of_a_silent_host() {
                 machine_id: "lost".into(),
                 ..new_run(&job, Trigger::OnDemand, None)
             },
-            logs(),
-            &plan,
+            &plain_spec(),
+            &planner(),
             lost_lease.epoch,
         )
         .unwrap()
@@ -340,7 +343,7 @@ fn only_the_leader_cuts_the_runs_of_a_silent_host() {
     );
     assert!(matches!(
         leader.settle_lost_hosts(SHORT, t(40), epoch + 1),
-        Err(StoreError::Fenced { .. })
+        Err(StoreError::Refused(Refusal::Fenced { .. }))
     ));
     // Silent for longer than SHORT by the database's clock.
     let settled = eventually("the silent host's run is settled", || {
@@ -373,7 +376,7 @@ fn each_host_holds_and_fences_by_a_lease_of_its_own() {
         .unwrap();
     assert!(matches!(
         two.job_insert(&spec("b", Concurrency::Forbid), t(31), b.epoch),
-        Err(StoreError::Fenced { epoch: 1 })
+        Err(StoreError::Refused(Refusal::Fenced { epoch: 1 }))
     ));
     two.job_insert(&spec("b", Concurrency::Forbid), t(31), b2.epoch)
         .unwrap();
@@ -445,7 +448,10 @@ fn a_write_waits_for_a_claim_in_flight_and_is_fenced_by_it() {
         claiming.commit().unwrap();
         let result = written.recv_timeout(Duration::from_secs(10)).unwrap();
         assert!(
-            matches!(result, Err(StoreError::Fenced { epoch: 1 })),
+            matches!(
+                result,
+                Err(StoreError::Refused(Refusal::Fenced { epoch: 1 }))
+            ),
             "{result:?}"
         );
     });
@@ -466,8 +472,8 @@ fn a_failure_waits_for_a_restart_starting_and_is_a_cut() {
     let id = store
         .run_admit(
             &new_run(&stored, Trigger::OnDemand, None),
-            logs(),
-            &plan,
+            &plain_spec(),
+            &planner(),
             epoch,
         )
         .unwrap()
@@ -538,7 +544,10 @@ fn a_service_removal_waits_for_a_job_that_starts_naming_it() {
         applying.commit().unwrap();
         let result = removed.recv_timeout(Duration::from_secs(10)).unwrap();
         assert!(
-            matches!(result, Err(StoreError::ServiceInUse { .. })),
+            matches!(
+                result,
+                Err(StoreError::Refused(Refusal::ServiceInUse { .. }))
+            ),
             "{result:?}"
         );
     });
@@ -699,6 +708,13 @@ fn leases_are_judged_by_the_databases_clock_whatever_the_hosts_clocks_say() {
 }
 
 #[test]
+fn a_part_refused_after_it_wrote_is_undone_alone() {
+    let db = ScratchDb::create();
+    let store = PgStore::connect(&db.url, "m").unwrap();
+    crate::contract::run_writes::a_part_refused_after_it_wrote_is_undone_alone(&store);
+}
+
+#[test]
 fn a_plan_names_its_ledger_by_identity_and_no_row_keeps_the_password() {
     let db = ScratchDb::create();
     // A URL with a password (the scratch server trusts local connections, so it is not
@@ -719,10 +735,10 @@ fn a_plan_names_its_ledger_by_identity_and_no_row_keeps_the_password() {
                 machine_id: "m".into(),
                 ..new_run(&job, Trigger::OnDemand, None)
             },
-            logs(),
-            &|id, log: &std::path::Path, key: &str| MonitorPlan {
+            &job.spec,
+            &stead_core::plan::Planner {
                 ledger: store.ledger_ref(),
-                ..plan(id, log, key)
+                ..planner()
             },
             lease.epoch,
         )
@@ -762,8 +778,8 @@ fn a_runs_host_ships_its_log_in_bounded_chunks_that_any_host_reads_by_offset() {
                 machine_id: "b".into(),
                 ..new_run(&job, Trigger::OnDemand, None)
             },
-            logs(),
-            &plan,
+            &plain_spec(),
+            &planner(),
             lb.epoch,
         )
         .unwrap()
@@ -788,11 +804,11 @@ fn a_runs_host_ships_its_log_in_bounded_chunks_that_any_host_reads_by_offset() {
     assert!(a.logs_to_ship(None).unwrap().is_empty(), "not a's run");
     assert!(matches!(
         a.log_ship(id, 0, b"x", false, la.epoch),
-        Err(StoreError::NoSuchRun(_))
+        Err(StoreError::Refused(Refusal::NoSuchRun(_)))
     ));
     assert!(matches!(
         b.log_ship(id, 0, b"x", false, lb.epoch + 1),
-        Err(StoreError::Fenced { .. })
+        Err(StoreError::Refused(Refusal::Fenced { .. }))
     ));
     let mut at = 0usize;
     for piece in [1usize, 70_000, 200_000] {

@@ -25,18 +25,23 @@
 //! installed on the host, as libpq's `sslrootcert=system` would, and the roots follow the
 //! system's security updates instead of stead's release dates.
 //!
+//! A self-signed server certificate that the `sslrootcert` file lists is its own chain, as
+//! in libpq ([`self_signed`]).
+//!
 //! A certificate that does not verify is an error naming what failed; no mode other than
 //! `prefer` ever falls back to a plain connection.
 
+mod self_signed;
+
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ::postgres::config::SslMode;
 use ::postgres::{Client, Config};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{WebPkiServerVerifier, verify_server_cert_signed_by_trust_anchor};
-use rustls::crypto::WebPkiSupportedAlgorithms;
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
@@ -414,6 +419,14 @@ fn explain(e: &rustls::Error) -> String {
         CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
             format!("the server's certificate is not valid yet ({cert})")
         }
+        CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
+            format!("the server's certificate is not one for a TLS server ({cert})")
+        }
+        ca if self_signed::is_ca_used_as_end_entity(ca) => {
+            "the server's certificate is a CA certificate that is not itself trusted (a \
+             self-signed certificate must be listed in sslrootcert)"
+                .to_string()
+        }
         other => format!("the server's certificate was refused ({other})"),
     };
     format!("certificate verification failed: {what}")
@@ -423,23 +436,7 @@ fn explain(e: &rustls::Error) -> String {
 /// file is refused when the store opens rather than on the first connection.
 fn connector(options: &Options) -> Result<MakeRustlsConnect, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let algorithms = provider.signature_verification_algorithms;
-    let verifier: Arc<dyn ServerCertVerifier> = match options.mode {
-        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(NameBlind {
-            roots: None,
-            algorithms,
-        }),
-        Mode::VerifyCa => Arc::new(NameBlind {
-            roots: Some(Arc::new(roots(options.rootcert.as_ref())?)),
-            algorithms,
-        }),
-        Mode::VerifyFull => WebPkiServerVerifier::builder_with_provider(
-            Arc::new(roots(options.rootcert.as_ref())?),
-            provider.clone(),
-        )
-        .build()
-        .map_err(|e| format!("cannot use the trusted certificates: {e}"))?,
-    };
+    let verifier = verifier(options, &provider)?;
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("cannot set up TLS: {e}"))?
@@ -449,45 +446,84 @@ fn connector(options: &Options) -> Result<MakeRustlsConnect, String> {
     Ok(MakeRustlsConnect::new(config))
 }
 
-fn roots(source: Option<&Roots>) -> Result<RootCertStore, String> {
-    let mut store = RootCertStore::empty();
-    match source {
+fn verifier(
+    options: &Options,
+    provider: &Arc<CryptoProvider>,
+) -> Result<Arc<dyn ServerCertVerifier>, String> {
+    let algorithms = provider.signature_verification_algorithms;
+    if !options.verifies() {
+        return Ok(Arc::new(NameBlind {
+            roots: None,
+            algorithms,
+        }));
+    }
+    let (roots, listed) = match &options.rootcert {
         Some(Roots::File(path)) => {
-            let pem = std::fs::read(path)
-                .map_err(|e| format!("cannot read sslrootcert {}: {e}", path.display()))?;
-            let certs = CertificateDer::pem_slice_iter(&pem)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("sslrootcert {} is not PEM: {e}", path.display()))?;
-            if certs.is_empty() {
-                return Err(format!(
-                    "sslrootcert {} holds no certificate",
-                    path.display()
-                ));
-            }
-            for cert in certs {
-                store.add(cert).map_err(|e| {
-                    format!(
-                        "sslrootcert {} holds an unusable certificate: {e}",
-                        path.display()
-                    )
-                })?;
-            }
+            let (roots, listed) = rootcert_file(path)?;
+            (roots, Some(listed))
         }
-        Some(Roots::Platform) | None => {
-            let found = rustls_native_certs::load_native_certs();
-            let (added, _) = store.add_parsable_certificates(found.certs);
-            if added == 0 {
-                let why = found
-                    .errors
-                    .first()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default();
-                return Err(format!(
-                    "found no trusted certificates in the platform's store{why}: name a file \
-                     with sslrootcert=PATH"
-                ));
-            }
-        }
+        Some(Roots::Platform) | None => (platform_roots()?, None),
+    };
+    let roots = Arc::new(roots);
+    let check_name = options.mode == Mode::VerifyFull;
+    let usual: Arc<dyn ServerCertVerifier> = if check_name {
+        WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+            .build()
+            .map_err(|e| format!("cannot use the trusted certificates: {e}"))?
+    } else {
+        Arc::new(NameBlind {
+            roots: Some(roots),
+            algorithms,
+        })
+    };
+    // The platform's store is left as webpki reads it: it holds CAs, not servers'
+    // own certificates.
+    Ok(match listed {
+        Some(certs) => Arc::new(self_signed::ListedSelfSigned::new(usual, certs, check_name)),
+        None => usual,
+    })
+}
+
+/// The certificates of an `sslrootcert` file (at least one), as trusted roots and as
+/// they are.
+fn rootcert_file(path: &Path) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), String> {
+    let pem = std::fs::read(path)
+        .map_err(|e| format!("cannot read sslrootcert {}: {e}", path.display()))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("sslrootcert {} is not PEM: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "sslrootcert {} holds no certificate",
+            path.display()
+        ));
+    }
+    let mut store = RootCertStore::empty();
+    for cert in &certs {
+        store.add(cert.clone()).map_err(|e| {
+            format!(
+                "sslrootcert {} holds an unusable certificate: {e}",
+                path.display()
+            )
+        })?;
+    }
+    Ok((store, certs))
+}
+
+fn platform_roots() -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    let found = rustls_native_certs::load_native_certs();
+    let (added, _) = store.add_parsable_certificates(found.certs);
+    if added == 0 {
+        let why = found
+            .errors
+            .first()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default();
+        return Err(format!(
+            "found no trusted certificates in the platform's store{why}: name a file \
+             with sslrootcert=PATH"
+        ));
     }
     Ok(store)
 }
@@ -697,5 +733,12 @@ mod tests {
             CertificateError::NotValidForName,
         ));
         assert!(name.contains("name mismatch"), "{name}");
+        let ca = explain(&rustls::Error::InvalidCertificate(CertificateError::Other(
+            rustls::OtherError(Arc::new(webpki::Error::CaUsedAsEndEntity)),
+        )));
+        assert!(
+            ca.contains("a CA certificate that is not itself trusted"),
+            "{ca}"
+        );
     }
 }

@@ -16,7 +16,7 @@ use stead_protocol::{
 };
 
 use super::errors::DataError;
-use super::output;
+use super::output::{self, OutputArgs, Show};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -29,9 +29,8 @@ pub struct Args {
     /// Also remove the jobs, services, queues and notifiers that are not in the file
     #[arg(long)]
     prune: bool,
-    /// Print the result as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 /// The file's shape: only `[[job]]`, `[[service]]`, `[[queue]]` and `[[notify]]` tables,
@@ -63,11 +62,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         prune: args.prune,
         dry_run: args.dry_run,
     })?;
-    if args.json {
-        output::json(&result)?;
-    } else {
-        output::text(&render(&result))?;
-    }
+    output::show(&result, args.format)?;
     Ok(exit::SUCCESS)
 }
 
@@ -89,58 +84,60 @@ fn parse(path: &Path, text: &str) -> Result<JobFile, DataError> {
     Ok(file)
 }
 
-fn render(result: &ApplyResult) -> String {
-    let (created, changed, removed) = if result.dry_run {
-        ("would create", "would change", "would remove")
-    } else {
-        ("created", "changed", "removed")
-    };
-    let mut out = String::new();
-    for name in &result.created {
-        let _ = writeln!(out, "+ {created} {name}");
-    }
-    for change in &result.changed {
-        let _ = writeln!(
-            out,
-            "~ {changed} {} ({})",
-            change.name,
-            change.fields.join(", ")
+impl Show for ApplyResult {
+    fn human(&self) -> String {
+        let (created, changed, removed) = if self.dry_run {
+            ("would create", "would change", "would remove")
+        } else {
+            ("created", "changed", "removed")
+        };
+        let mut out = String::new();
+        for name in &self.created {
+            let _ = writeln!(out, "+ {created} {name}");
+        }
+        for change in &self.changed {
+            let _ = writeln!(
+                out,
+                "~ {changed} {} ({})",
+                change.name,
+                change.fields.join(", ")
+            );
+        }
+        for name in &self.removed {
+            let _ = writeln!(out, "- {removed} {name}");
+        }
+        let kinds: [(&str, &NameChanges); 3] = [
+            ("service", &self.services),
+            ("queue", &self.queues),
+            ("notifier", &self.notifiers),
+        ];
+        for (kind, names) in kinds {
+            for name in &names.created {
+                let _ = writeln!(out, "+ {created} {kind} {name}");
+            }
+            for name in &names.changed {
+                let _ = writeln!(out, "~ {changed} {kind} {name}");
+            }
+            for name in &names.removed {
+                let _ = writeln!(out, "- {removed} {kind} {name}");
+            }
+        }
+        let (c, h, r, u) = (
+            self.created.len(),
+            self.changed.len(),
+            self.removed.len(),
+            self.unchanged.len(),
         );
-    }
-    for name in &result.removed {
-        let _ = writeln!(out, "- {removed} {name}");
-    }
-    let kinds: [(&str, &NameChanges); 3] = [
-        ("service", &result.services),
-        ("queue", &result.queues),
-        ("notifier", &result.notifiers),
-    ];
-    for (kind, names) in kinds {
-        for name in &names.created {
-            let _ = writeln!(out, "+ {created} {kind} {name}");
+        if self.dry_run {
+            let _ = writeln!(
+                out,
+                "dry run: would create {c}, change {h}, remove {r}; {u} unchanged"
+            );
+        } else {
+            let _ = writeln!(out, "{c} created, {h} changed, {r} removed, {u} unchanged");
         }
-        for name in &names.changed {
-            let _ = writeln!(out, "~ {changed} {kind} {name}");
-        }
-        for name in &names.removed {
-            let _ = writeln!(out, "- {removed} {kind} {name}");
-        }
+        out
     }
-    let (c, h, r, u) = (
-        result.created.len(),
-        result.changed.len(),
-        result.removed.len(),
-        result.unchanged.len(),
-    );
-    if result.dry_run {
-        let _ = writeln!(
-            out,
-            "dry run: would create {c}, change {h}, remove {r}; {u} unchanged"
-        );
-    } else {
-        let _ = writeln!(out, "{c} created, {h} changed, {r} removed, {u} unchanged");
-    }
-    out
 }
 
 #[cfg(test)]
@@ -322,7 +319,7 @@ mod tests {
         result.queues.created.push("gpu".into());
         result.notifiers.removed.push("old-hook".into());
         assert_eq!(
-            render(&result),
+            result.human(),
             "+ created queue gpu\n- removed notifier old-hook\n\
              0 created, 0 changed, 0 removed, 0 unchanged\n"
         );
@@ -331,17 +328,17 @@ mod tests {
     #[test]
     fn the_plan_reads_line_by_line() {
         assert_eq!(
-            render(&result(false)),
+            result(false).human(),
             "+ created new\n~ changed edited (cron, tz)\n- removed old\n\
              1 created, 1 changed, 1 removed, 2 unchanged\n"
         );
         assert_eq!(
-            render(&result(true)),
+            result(true).human(),
             "+ would create new\n~ would change edited (cron, tz)\n- would remove old\n\
              dry run: would create 1, change 1, remove 1; 2 unchanged\n"
         );
         assert_eq!(
-            render(&ApplyResult::default()),
+            ApplyResult::default().human(),
             "0 created, 0 changed, 0 removed, 0 unchanged\n"
         );
     }

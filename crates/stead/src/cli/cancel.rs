@@ -5,25 +5,20 @@ use std::path::Path;
 use stead_client::Client;
 use stead_protocol::{Run, exit};
 
-use super::output;
+use super::output::{self, OutputArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The run's id (from `stead runs`)
     id: i64,
-    /// Print the run as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
     let run = super::connect(&client)?.run_cancel(args.id)?;
-    if args.json {
-        output::json(&run)?;
-    } else {
-        output::text(&render(&run))?;
-    }
+    output::show_with(&run, args.format, || render(&run))?;
     Ok(exit::SUCCESS)
 }
 

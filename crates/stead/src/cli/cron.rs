@@ -9,7 +9,7 @@ use jiff::{Timestamp, Zoned};
 use stead_core::schedule;
 use stead_protocol::exit;
 
-use super::output;
+use super::output::{self, OutputArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,6 +24,7 @@ enum CronCommand {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("json", |json| json.help("Print the fire times as a JSON array of RFC 3339 strings")))]
 struct NextArgs {
     /// Five cron fields, quoted as one argument: "0 20 * * *"
     expr: String,
@@ -37,9 +38,8 @@ struct NextArgs {
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     count: u32,
-    /// Print the fire times as a JSON array of RFC 3339 strings
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 pub fn run(_dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
@@ -47,11 +47,8 @@ pub fn run(_dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let zone = args.tz.unwrap_or_else(schedule::machine_zone);
     let after = args.after.unwrap_or_else(Timestamp::now);
     let fires = schedule::next_fires(&args.expr, &zone, after, args.count as usize)?;
-    if args.json {
-        output::json(&fires.iter().map(rfc3339).collect::<Vec<_>>())?;
-    } else {
-        output::text(&render(&fires, after))?;
-    }
+    let times: Vec<String> = fires.iter().map(rfc3339).collect();
+    output::show_with(&times, args.format, || render(&fires, after))?;
     Ok(exit::SUCCESS)
 }
 

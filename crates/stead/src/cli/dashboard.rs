@@ -10,16 +10,15 @@ use std::process::{Command, Stdio};
 use stead_client::Client;
 use stead_protocol::{HttpEndpoint, exit};
 
-use super::output;
+use super::output::{self, OutputArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Also open it in the default browser (xdg-open on Linux, open on macOS)
     #[arg(long)]
     open: bool,
-    /// Print the URLs and token as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
@@ -28,11 +27,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let (Some(url), Some(dashboard)) = (&endpoint.url, &endpoint.dashboard_url) else {
         anyhow::bail!("the server did not start its HTTP API");
     };
-    if args.json {
-        output::json(&endpoint)?;
-    } else {
-        output::text(&render(&endpoint, url, dashboard))?;
-    }
+    output::show_with(&endpoint, args.format, || render(&endpoint, url, dashboard))?;
     if args.open {
         open(dashboard)?;
     }
@@ -49,11 +44,7 @@ fn render(endpoint: &HttpEndpoint, url: &str, dashboard: &str) -> String {
 }
 
 fn open(url: &str) -> anyhow::Result<()> {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
-    };
+    let opener = stead_sys::dirs::URL_OPENER;
     let status = Command::new(opener)
         .arg(url)
         .stdin(Stdio::null())

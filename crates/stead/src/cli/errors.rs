@@ -1,14 +1,15 @@
-//! Errors to exit codes and messages, in one place. The codes are documented in the
-//! README and defined in `stead_protocol::exit`.
+//! Errors to exit codes and messages, in one place. The codes are documented in
+//! docs/cli.md and defined in `stead_protocol::exit`.
 
 use std::io::Write;
 
 use stead_protocol::{ErrorCode, exit};
-use stead_server::lock::LockError;
+use stead_server::system::lock::LockError;
 
 use stead_client::ClientError;
 use stead_client::config::ConfigError;
 use stead_client::paths::PathsError;
+use stead_client::secrets::SecretError;
 use stead_core::schedule::ScheduleError;
 use stead_server::startup::StartError;
 use stead_store::StoreError;
@@ -66,22 +67,9 @@ fn exit_code(err: &anyhow::Error, daemon: DaemonCode) -> i32 {
                 | ClientError::Unavailable(_)
                 | ClientError::Io(_)
                 | ClientError::NoServerProgram => exit::UNAVAILABLE,
-                ClientError::Server(body) => match body.code {
-                    // The command line parsed, so what the server refused is the job
-                    // data in it (a bad cron field, an unknown zone): a data error.
-                    ErrorCode::InvalidParams => exit::DATA_ERROR,
-                    ErrorCode::ShuttingDown | ErrorCode::StoreUnavailable => exit::UNAVAILABLE,
-                    ErrorCode::InvalidJson
-                    | ErrorCode::LineTooLong
-                    | ErrorCode::InvalidRequest
-                    | ErrorCode::UnknownMethod
-                    | ErrorCode::Unauthorized
-                    | ErrorCode::Forbidden
-                    | ErrorCode::MethodNotAllowed
-                    | ErrorCode::Internal => exit::SOFTWARE,
-                    ErrorCode::NotFound | ErrorCode::Conflict => exit::FAILURE,
-                },
-                ClientError::Protocol(_) => exit::SOFTWARE,
+                ClientError::Server(body) => server_code(body.code),
+                // `Protocol`, and what a later client library may add.
+                _ => exit::SOFTWARE,
             };
         }
         if cause.is::<DataError>() || cause.is::<ScheduleError>() {
@@ -93,8 +81,29 @@ fn exit_code(err: &anyhow::Error, daemon: DaemonCode) -> i32 {
         if cause.is::<PathsError>() {
             return exit::IO_ERROR;
         }
+        if let Some(e) = cause.downcast_ref::<SecretError>() {
+            return match e {
+                SecretError::Name(_) | SecretError::Value { .. } => exit::DATA_ERROR,
+                SecretError::NoSuchSecret(_) => exit::FAILURE,
+                _ => exit::IO_ERROR,
+            };
+        }
     }
     exit::FAILURE
+}
+
+/// The exit code of a request the server answered with an error `code`.
+fn server_code(code: ErrorCode) -> i32 {
+    match code {
+        // The command line parsed, so what the server refused is the job data in it (a
+        // bad cron field, an unknown zone): a data error.
+        ErrorCode::InvalidParams => exit::DATA_ERROR,
+        ErrorCode::ShuttingDown | ErrorCode::StoreUnavailable => exit::UNAVAILABLE,
+        ErrorCode::NotFound | ErrorCode::Conflict => exit::FAILURE,
+        // The client's own mistakes (a malformed or unknown request, a refused token),
+        // `Internal`, and codes of a later protocol.
+        _ => exit::SOFTWARE,
+    }
 }
 
 fn daemon_code(cause: &(dyn std::error::Error + 'static)) -> Option<i32> {
@@ -116,4 +125,38 @@ fn daemon_code(cause: &(dyn std::error::Error + 'static)) -> Option<i32> {
         StoreError::LedgerUrl { .. } | StoreError::Unsupported { .. } => exit::CONFIG,
         _ => exit::IO_ERROR,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each code of this protocol exits as decided here; a code the protocol adds fails
+    /// this test until it is decided.
+    #[test]
+    fn every_error_code_has_its_exit_code() {
+        let decided = [
+            (ErrorCode::InvalidJson, exit::SOFTWARE),
+            (ErrorCode::LineTooLong, exit::SOFTWARE),
+            (ErrorCode::InvalidRequest, exit::SOFTWARE),
+            (ErrorCode::UnknownMethod, exit::SOFTWARE),
+            (ErrorCode::InvalidParams, exit::DATA_ERROR),
+            (ErrorCode::NotFound, exit::FAILURE),
+            (ErrorCode::Conflict, exit::FAILURE),
+            (ErrorCode::ShuttingDown, exit::UNAVAILABLE),
+            (ErrorCode::StoreUnavailable, exit::UNAVAILABLE),
+            (ErrorCode::Unauthorized, exit::SOFTWARE),
+            (ErrorCode::Forbidden, exit::SOFTWARE),
+            (ErrorCode::MethodNotAllowed, exit::SOFTWARE),
+            (ErrorCode::Internal, exit::SOFTWARE),
+        ];
+        assert_eq!(
+            decided.map(|(code, _)| code),
+            ErrorCode::ALL,
+            "every code, in order"
+        );
+        for (code, exit) in decided {
+            assert_eq!(server_code(code), exit, "{code:?}");
+        }
+    }
 }

@@ -16,7 +16,8 @@ use stead_core::schedule;
 use stead_protocol::{Readiness, STEAD_SERVICE, exit};
 
 use super::errors::DataError;
-use super::{output, render};
+use super::output::{self, OutputArgs, Show};
+use super::render;
 
 #[derive(Debug, clap::Args)]
 pub struct ReadinessArgs {
@@ -26,8 +27,8 @@ pub struct ReadinessArgs {
     /// How far ahead a due fire counts
     #[arg(long, value_name = "DURATION", default_value = "90s")]
     window: String,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -47,8 +48,8 @@ pub struct GateArgs {
     /// Do not wait: exit 0 at once, with a warning naming what a restart now would cut
     #[arg(long)]
     pub force: bool,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: OutputArgs,
 }
 
 /// How a gate ended.
@@ -83,45 +84,48 @@ impl GateOutcome {
 pub fn readiness(dir: Option<&Path>, args: ReadinessArgs) -> anyhow::Result<i32> {
     let readiness = super::connect(&Client::for_state_dir(dir)?)?
         .readiness(args.service.as_deref(), Some(&args.window))?;
-    if args.json {
-        output::json(&readiness)?;
-    } else {
-        output::text(&render(&readiness))?;
-    }
+    output::show(&readiness, args.format)?;
     Ok(exit::SUCCESS)
 }
 
 pub fn run(dir: Option<&Path>, args: GateArgs) -> anyhow::Result<i32> {
     let outcome = wait(&Client::for_state_dir(dir)?, &args)?;
-    if args.json {
-        output::json(&outcome)?;
-    } else {
-        let line = match &outcome {
-            GateOutcome::Clear { waited_ms, .. } => format!(
+    if let GateOutcome::Deferred {
+        waited_ms,
+        readiness,
+    } = &outcome
+        && !args.format.json
+    {
+        // A person is told on stderr, as a failure; the JSON says it itself.
+        eprintln!(
+            "stead gate: deferred after {}: a restart of {} would still cut {}; restart nothing, try later",
+            seconds(*waited_ms),
+            readiness.service,
+            blockers(readiness)
+        );
+    }
+    output::show(&outcome, args.format)?;
+    Ok(outcome.code())
+}
+
+impl Show for GateOutcome {
+    fn human(&self) -> String {
+        match self {
+            GateOutcome::Clear {
+                waited_ms,
+                readiness,
+            } => format!(
                 "clear: a restart of {} cuts nothing now (waited {})\n",
-                service(&args),
+                readiness.service,
                 seconds(*waited_ms)
             ),
             GateOutcome::ServerDown { .. } => {
                 "clear: stead is not running, so a restart cuts nothing\n".to_string()
             }
-            GateOutcome::Forced { .. } => String::new(),
-            GateOutcome::Deferred {
-                waited_ms,
-                readiness,
-            } => {
-                eprintln!(
-                    "stead gate: deferred after {}: a restart of {} would still cut {}; restart nothing, try later",
-                    seconds(*waited_ms),
-                    readiness.service,
-                    blockers(readiness)
-                );
-                String::new()
-            }
-        };
-        output::text(&line)?;
+            // What a forced or deferred gate cuts is said on stderr: stdout stays empty.
+            GateOutcome::Forced { .. } | GateOutcome::Deferred { .. } => String::new(),
+        }
     }
-    Ok(outcome.code())
 }
 
 fn service(args: &GateArgs) -> &str {
@@ -168,7 +172,7 @@ pub fn wait(client: &Client, args: &GateArgs) -> anyhow::Result<GateOutcome> {
             readiness: Some(readiness),
         });
     }
-    let live = std::io::stderr().is_terminal() && !args.json;
+    let live = std::io::stderr().is_terminal() && !args.format.json;
     let mut last_print: Option<Instant> = None;
     loop {
         if readiness.ready {
@@ -251,27 +255,29 @@ fn seconds(ms: u64) -> String {
     format!("{:.1}s", ms as f64 / 1000.0)
 }
 
-fn render(r: &Readiness) -> String {
-    let mut out = if r.ready {
-        format!("ready: a restart of {} cuts nothing now\n", r.service)
-    } else {
-        format!(
-            "not ready: a restart of {} would cut (window {}):\n",
-            r.service, r.window
-        )
-    };
-    for b in &r.blockers {
-        out.push_str(&format!("  {}\n", b.describe()));
+impl Show for Readiness {
+    fn human(&self) -> String {
+        let mut out = if self.ready {
+            format!("ready: a restart of {} cuts nothing now\n", self.service)
+        } else {
+            format!(
+                "not ready: a restart of {} would cut (window {}):\n",
+                self.service, self.window
+            )
+        };
+        for b in &self.blockers {
+            out.push_str(&format!("  {}\n", b.describe()));
+        }
+        for h in &self.wedged_holds {
+            out.push_str(&format!(
+                "  (wedged hold {} expired at {}: blocks nothing)\n",
+                h.name,
+                render::when(&h.expires_at)
+            ));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("  note: {note}\n"));
+        }
+        out
     }
-    for h in &r.wedged_holds {
-        out.push_str(&format!(
-            "  (wedged hold {} expired at {}: blocks nothing)\n",
-            h.name,
-            render::when(&h.expires_at)
-        ));
-    }
-    for note in &r.notes {
-        out.push_str(&format!("  note: {note}\n"));
-    }
-    out
 }

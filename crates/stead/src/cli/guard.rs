@@ -15,16 +15,16 @@ use stead_client::{Client, ClientError};
 use stead_guard::{EXIT_REFUSED, Guard, HookAnswer, MAX_COMMAND, Protected, Refusal, Verdict};
 use stead_protocol::{ErrorCode, Service, ServiceSpec, exit};
 
-use super::output;
+use super::output::{self, OutputArgs};
 
 /// The largest tool call the hook reads: a command at the guard's limit, escaped.
 const MAX_HOOK_INPUT: u64 = 2 * MAX_COMMAND as u64 + 1;
 
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("json", |json| json.help("Print the verdict as JSON on stdout")))]
 pub struct Args {
-    /// Print the verdict as JSON on stdout
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
     /// Answer an agent's pre-tool-use hook: the tool call as JSON on stdin; exit 0 to
     /// allow it, 2 to deny it (the reason on stderr, the decision as JSON on stdout)
     #[arg(long, conflicts_with = "command")]
@@ -47,7 +47,9 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         return Ok(answer.exit_code);
     }
     let verdict = guard(dir).check(&args.command.join(" "));
-    match (verdict, args.json) {
+    // Not one value shown two ways: a refusal is told to a person on stderr (stdout
+    // stays empty), to a program as JSON on stdout.
+    match (verdict, args.format.json) {
         (Verdict::Allow, false) => output::text("allowed\n")?,
         (Verdict::Allow, true) => output::json(&json!({ "allowed": true }))?,
         (Verdict::Refuse(refusal), true) => {

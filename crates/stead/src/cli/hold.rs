@@ -6,7 +6,7 @@ use clap::Subcommand;
 use stead_client::Client;
 use stead_protocol::{Hold, HoldSpec, exit};
 
-use super::output;
+use super::output::{self, OutputArgs, Show};
 use super::render;
 
 #[derive(Debug, clap::Args)]
@@ -22,7 +22,7 @@ enum HoldCommand {
     /// Release a hold
     Release(ReleaseArgs),
     /// List holds, live and wedged
-    Ls(LsArgs),
+    Ls(OutputArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -35,21 +35,15 @@ struct AcquireArgs {
     /// How long the hold lasts unless renewed; past it, it is wedged and blocks nothing
     #[arg(long, value_name = "DURATION")]
     ttl: String,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, clap::Args)]
 struct ReleaseArgs {
     name: String,
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug, clap::Args)]
-struct LsArgs {
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
@@ -61,45 +55,39 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 service: a.service,
                 ttl: a.ttl,
             })?;
-            one(&hold, a.json, "holding")?;
+            output::show_with(&hold, a.format, || said("holding", &hold))?;
         }
         HoldCommand::Release(r) => {
             let hold = conn.hold_release(&r.name)?;
-            one(&hold, r.json, "released")?;
+            output::show_with(&hold, r.format, || said("released", &hold))?;
         }
-        HoldCommand::Ls(ls) => {
-            let holds = conn.hold_list()?;
-            if ls.json {
-                output::json(&holds)?;
-            } else {
-                let rows = holds.iter().map(|h| {
-                    vec![
-                        h.name.clone(),
-                        h.service.clone(),
-                        if h.wedged { "wedged" } else { "live" }.to_string(),
-                        render::when(&h.acquired_at),
-                        render::when(&h.expires_at),
-                    ]
-                });
-                output::text(&render::table(
-                    &["NAME", "SERVICE", "STATE", "ACQUIRED", "EXPIRES"],
-                    rows,
-                ))?;
-            }
-        }
+        HoldCommand::Ls(format) => output::show(&conn.hold_list()?, format)?,
     }
     Ok(exit::SUCCESS)
 }
 
-fn one(hold: &Hold, json: bool, verb: &str) -> std::io::Result<()> {
-    if json {
-        output::json(hold)
-    } else {
-        output::text(&format!(
-            "{verb} {} on {} (until {})\n",
-            hold.name,
-            hold.service,
-            render::when(&hold.expires_at)
-        ))
+/// `VERB NAME on SERVICE (until TIME)`.
+fn said(verb: &str, hold: &Hold) -> String {
+    format!(
+        "{verb} {} on {} (until {})\n",
+        hold.name,
+        hold.service,
+        render::when(&hold.expires_at)
+    )
+}
+
+/// The `stead hold ls` table.
+impl Show for Vec<Hold> {
+    fn human(&self) -> String {
+        let rows = self.iter().map(|h| {
+            vec![
+                h.name.clone(),
+                h.service.clone(),
+                if h.wedged { "wedged" } else { "live" }.to_string(),
+                render::when(&h.acquired_at),
+                render::when(&h.expires_at),
+            ]
+        });
+        render::table(&["NAME", "SERVICE", "STATE", "ACQUIRED", "EXPIRES"], rows)
     }
 }

@@ -1,9 +1,12 @@
 //! `stead install` and `stead uninstall`: the server as a user service of the
 //! platform's service manager, a systemd user unit or a launchd agent.
 //!
-//! Both commands only write or remove one file; neither runs `systemctl` or `launchctl`
-//! (that is the user's call, and a test must never touch the real service manager). They
-//! print the commands to run next instead.
+//! Both commands write or remove one file and print the commands to run next; with
+//! `--now` they run them too: `install --now` loads and starts the service
+//! (`launchctl bootstrap`, `systemctl --user enable --now`) and waits until its server
+//! serves the state directory, `uninstall --now` stops and unloads it first
+//! (`launchctl bootout`, `systemctl --user disable --now`). The tools are found on
+//! `PATH`, so the tests give stand-ins that record what they were asked.
 //!
 //! What both files must get right: each run is watched by a monitor that the server
 //! starts in a session of its own so that it outlives the server. A service manager
@@ -25,7 +28,7 @@ use serde::Serialize;
 use stead_client::paths::StatePaths;
 use stead_protocol::exit;
 
-use super::output;
+use super::output::{self, OutputArgs};
 
 /// The systemd user unit's name.
 const UNIT: &str = "stead.service";
@@ -57,20 +60,25 @@ pub struct InstallArgs {
     #[arg(long)]
     force: bool,
     /// Print the file to stdout instead of writing it
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, conflicts_with_all = ["json", "now"])]
     print: bool,
-    /// Print the result as JSON
+    /// Also load and start the service (after the gate, when it replaces a loaded one),
+    /// and wait until its server serves the state directory
     #[arg(long)]
-    json: bool,
+    now: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct UninstallArgs {
     #[command(flatten)]
     manager: Manager,
-    /// Print the result as JSON
+    /// Stop and unload the service first (the runs in flight go on)
     #[arg(long)]
-    json: bool,
+    now: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, Serialize)]
@@ -79,7 +87,13 @@ struct Installed {
     written: bool,
     /// The file was there already, byte for byte.
     already: bool,
+    /// What is left to run (none with `--now`).
     next: Vec<String>,
+    /// What `--now` ran, in order.
+    ran: Vec<String>,
+    /// With `--now`: the pid of the server the service started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_pid: Option<u32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -89,6 +103,8 @@ struct Uninstalled {
     /// There was nothing to remove.
     already: bool,
     next: Vec<String>,
+    /// What `--now` ran, in order.
+    ran: Vec<String>,
 }
 
 /// A command to run next, and what it is for.
@@ -195,30 +211,47 @@ pub fn install(dir: Option<&Path>, args: InstallArgs) -> anyhow::Result<i32> {
     }
 
     let steps = install_steps(kind, &path, paths.dir(), replaced);
-    if args.json {
-        output::json(&Installed {
-            path,
-            written: !already,
-            already,
-            next: steps.into_iter().map(|s| s.command).collect(),
-        })?;
-        return Ok(exit::SUCCESS);
-    }
-    let mut out = if already {
-        format!("already installed: {}\n", path.display())
-    } else if replaced {
-        format!("replaced {}\n", path.display())
+    let (ran, server_pid) = if args.now {
+        let Some(ran) = load(kind, &path, &paths, replaced, args.format.json)? else {
+            return Ok(exit::TEMP_FAIL);
+        };
+        (ran, Some(wait_serving(&paths, args.format.json)?))
     } else {
-        format!("wrote {}\n", path.display())
+        (Vec::new(), None)
     };
-    out.push_str(&format!(
-        "  runs  {} --state-dir {} serve\n",
-        shell_words::quote(exe),
-        shell_words::quote(state)
-    ));
-    out.push_str(&render_steps(&steps));
-    out.push_str(&restart_hint(kind, paths.dir()));
-    output::text(&out)?;
+    let installed = Installed {
+        path,
+        written: !already,
+        already,
+        next: if args.now {
+            Vec::new()
+        } else {
+            steps.iter().map(|s| s.command.clone()).collect()
+        },
+        ran,
+        server_pid,
+    };
+    output::show_with(&installed, args.format, || {
+        let path = installed.path.display();
+        let mut out = if already {
+            format!("already installed: {path}\n")
+        } else if replaced {
+            format!("replaced {path}\n")
+        } else {
+            format!("wrote {path}\n")
+        };
+        out.push_str(&format!(
+            "  runs  {} --state-dir {} serve\n",
+            shell_words::quote(exe),
+            shell_words::quote(state)
+        ));
+        match server_pid {
+            Some(pid) => out.push_str(&format!("loaded; its server (pid {pid}) serves\n")),
+            None => out.push_str(&render_steps(&steps)),
+        }
+        out.push_str(&restart_hint(kind, paths.dir()));
+        out
+    })?;
     Ok(exit::SUCCESS)
 }
 
@@ -233,15 +266,14 @@ pub fn uninstall(_dir: Option<&Path>, args: UninstallArgs) -> anyhow::Result<i32
             removed: false,
             already: true,
             next: Vec::new(),
+            ran: Vec::new(),
         };
-        if args.json {
-            output::json(&result)?;
-        } else {
-            output::text(&format!(
+        output::show_with(&result, args.format, || {
+            format!(
                 "stead is not installed ({} does not exist)\n",
                 result.path.display()
-            ))?;
-        }
+            )
+        })?;
         return Ok(exit::SUCCESS);
     };
     if !String::from_utf8_lossy(&existing).contains(MARKER) {
@@ -251,6 +283,11 @@ pub fn uninstall(_dir: Option<&Path>, args: UninstallArgs) -> anyhow::Result<i32
             path.display()
         );
     }
+    let ran = if args.now {
+        unload(kind, args.format.json)?
+    } else {
+        Vec::new()
+    };
     if kind == Kind::Systemd {
         // `systemctl disable` needs the unit file to find the symlinks that enable it:
         // removed first, the unit would stay wanted by default.target, dangling.
@@ -269,28 +306,39 @@ pub fn uninstall(_dir: Option<&Path>, args: UninstallArgs) -> anyhow::Result<i32
     }
     fs::remove_file(&path).with_context(|| format!("failed to remove {}", path.display()))?;
 
+    let mut ran = ran;
     let steps = match kind {
+        Kind::Systemd if args.now => {
+            ran.push(run_tool(
+                &["systemctl", "--user", "daemon-reload"],
+                args.format.json,
+            )?);
+            Vec::new()
+        }
         Kind::Systemd => vec![Step {
             why: "make systemd forget it",
             command: "systemctl --user daemon-reload".into(),
         }],
+        Kind::Launchd if args.now => Vec::new(),
         Kind::Launchd => vec![Step {
             why: "if the agent is loaded, stop and unload it",
             command: format!("launchctl bootout gui/{}/{LABEL}", uid()),
         }],
     };
-    if args.json {
-        output::json(&Uninstalled {
-            path,
-            removed: true,
-            already: false,
-            next: steps.into_iter().map(|s| s.command).collect(),
-        })?;
-    } else {
-        let mut out = format!("removed {}\n", path.display());
-        out.push_str(&render_steps(&steps));
-        output::text(&out)?;
-    }
+    let uninstalled = Uninstalled {
+        path,
+        removed: true,
+        already: false,
+        next: steps.iter().map(|s| s.command.clone()).collect(),
+        ran,
+    };
+    output::show_with(&uninstalled, args.format, || {
+        format!(
+            "removed {}\n{}",
+            uninstalled.path.display(),
+            render_steps(&steps)
+        )
+    })?;
     Ok(exit::SUCCESS)
 }
 
@@ -415,6 +463,157 @@ fn install_steps(kind: Kind, path: &Path, dir: &Path, replaced: bool) -> Vec<Ste
     steps
 }
 
+/// `install --now`: loads and starts the service written at `path`; the commands run.
+/// `None` when the gate deferred the restart of a loaded service it replaces (nothing was
+/// stopped). Progress goes to stderr unless the answer is JSON.
+fn load(
+    kind: Kind,
+    path: &Path,
+    paths: &StatePaths,
+    replaced: bool,
+    quiet: bool,
+) -> anyhow::Result<Option<Vec<String>>> {
+    let mut ran = Vec::new();
+    let path = unit_text(path, "the service file's path")?;
+    match kind {
+        Kind::Systemd => {
+            ran.push(run_tool(&["systemctl", "--user", "daemon-reload"], quiet)?);
+            ran.push(run_tool(
+                &["systemctl", "--user", "enable", "--now", UNIT],
+                quiet,
+            )?);
+            if replaced {
+                // Running the old unit's command line: restarted into the new one.
+                if !pass_gate(paths, quiet)? {
+                    return Ok(None);
+                }
+                ran.push(format!("stead --state-dir {} gate", quote(paths.dir())));
+                ran.push(run_tool(&["systemctl", "--user", "restart", UNIT], quiet)?);
+            }
+        }
+        Kind::Launchd => {
+            let domain = format!("gui/{}", uid());
+            let service = format!("{domain}/{LABEL}");
+            let loaded = tool_succeeds(&["launchctl", "print", &service]);
+            if loaded && replaced {
+                if !pass_gate(paths, quiet)? {
+                    return Ok(None);
+                }
+                ran.push(format!("stead --state-dir {} gate", quote(paths.dir())));
+                ran.push(run_tool(&["launchctl", "bootout", &service], quiet)?);
+            }
+            // A loaded agent whose file is unchanged is left as it is: bootstrap would
+            // refuse it ("service already loaded").
+            if !loaded || replaced {
+                ran.push(run_tool(&["launchctl", "bootstrap", &domain, path], quiet)?);
+            }
+        }
+    }
+    Ok(Some(ran))
+}
+
+/// `uninstall --now`: stops and unloads the service; the commands run. A service that is
+/// not loaded is no error.
+fn unload(kind: Kind, quiet: bool) -> anyhow::Result<Vec<String>> {
+    match kind {
+        Kind::Systemd => Ok(vec![run_tool(
+            &["systemctl", "--user", "disable", "--now", UNIT],
+            quiet,
+        )?]),
+        Kind::Launchd => {
+            let service = format!("gui/{}/{LABEL}", uid());
+            if !tool_succeeds(&["launchctl", "print", &service]) {
+                return Ok(Vec::new());
+            }
+            Ok(vec![run_tool(&["launchctl", "bootout", &service], quiet)?])
+        }
+    }
+}
+
+/// Runs a service manager's command; what ran, or why it failed (with what it said).
+fn run_tool(argv: &[&str], quiet: bool) -> anyhow::Result<String> {
+    let shown = argv.join(" ");
+    if !quiet {
+        eprintln!("running: {shown}");
+    }
+    let out = std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("failed to run {}", argv[0]))?;
+    if !out.status.success() {
+        bail!(
+            "`{shown}` failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(shown)
+}
+
+/// Whether a command of the service manager's succeeds (a question, not a step).
+fn tool_succeeds(argv: &[&str]) -> bool {
+    std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `stead gate` for the state directory, by this executable: whether a restart may go
+/// ahead now (false: deferred, and the caller stops nothing).
+fn pass_gate(paths: &StatePaths, quiet: bool) -> anyhow::Result<bool> {
+    let exe = std::env::current_exe().context("failed to find the stead executable")?;
+    let mut gate = std::process::Command::new(exe);
+    gate.arg("--state-dir").arg(paths.dir()).arg("gate");
+    if quiet {
+        gate.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+    }
+    let status = gate.status().context("failed to run stead gate")?;
+    match status.code() {
+        Some(exit::SUCCESS) => Ok(true),
+        Some(exit::TEMP_FAIL) => {
+            eprintln!("the gate deferred the restart: nothing was stopped; try again later");
+            Ok(false)
+        }
+        _ => bail!("stead gate failed ({status})"),
+    }
+}
+
+/// How long a freshly loaded service may take to serve.
+const SERVE_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Waits until a server serves the state directory (started by the service manager; this
+/// never starts one itself); its pid.
+fn wait_serving(paths: &StatePaths, quiet: bool) -> anyhow::Result<u32> {
+    let started = std::time::Instant::now();
+    let mut told = false;
+    loop {
+        if let stead_client::probe::ProbeOutcome::Serving(hello) =
+            stead_client::probe::probe(paths.socket(), std::time::Duration::from_millis(500))
+        {
+            return Ok(hello.pid);
+        }
+        let waited = started.elapsed();
+        if waited >= SERVE_WITHIN {
+            bail!(
+                "the service was loaded, but no server serves {} after {}s; see {}",
+                paths.dir().display(),
+                SERVE_WITHIN.as_secs(),
+                paths.logs_dir().display()
+            );
+        }
+        if !quiet && !told && waited >= std::time::Duration::from_secs(1) {
+            eprintln!("waiting for the service's server to serve…");
+            told = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// How to restart the installed server later: not a next step, but the one command a
 /// reader is likely to get wrong.
 fn restart_hint(kind: Kind, dir: &Path) -> String {
@@ -518,5 +717,5 @@ fn read_if_present(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
 /// its directory. Mode 0644: launchd refuses an agent others can write.
 fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
-    stead_server::fsutil::write_atomic(path, bytes, 0o644)
+    stead_server::system::fsutil::write_atomic(path, bytes, 0o644)
 }

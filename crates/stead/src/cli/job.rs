@@ -7,10 +7,12 @@ use std::path::Path;
 use clap::{Subcommand, ValueEnum};
 use jiff::tz::TimeZone;
 use stead_client::Client;
-use stead_protocol::{CatchUp, Concurrency, Job, JobSpec, PauseParams, ResumeOn, exit, method};
+use stead_protocol::{
+    CatchUp, Concurrency, Job, JobSpec, OnBattery, PauseParams, ResumeOn, exit, method,
+};
 
 use super::errors::DataError;
-use super::output;
+use super::output::{self, OutputArgs, Show};
 use super::render::{self, NONE};
 
 /// The COMMAND column of `stead job ls` is cut to this many characters.
@@ -27,7 +29,7 @@ enum JobCommand {
     /// Add a job: `stead job add NAME [--cron EXPR | --every DURATION] -- CMD...`
     Add(Box<AddArgs>),
     /// List the jobs
-    Ls(JsonArgs),
+    Ls(OutputArgs),
     /// Show one job
     Show(NameArgs),
     /// Remove a job (its runs stay in the ledger)
@@ -58,9 +60,8 @@ struct PauseArgs {
     /// Pause it until this time (RFC 3339, such as 2026-12-24T08:00:00Z)
     #[arg(long, value_name = "TIME")]
     until: Option<String>,
-    /// Print the job as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -83,9 +84,18 @@ struct AddArgs {
     /// An environment variable for the command; repeat for more (a later K wins)
     #[arg(long = "env", value_name = "K=V", value_parser = env_pair)]
     env: Vec<(String, String)>,
+    /// A secret from this host's store (`stead secret set`) the command gets as a
+    /// variable: NAME (the variable NAME) or VAR=NAME; repeat for more. Only the name is
+    /// kept with the job
+    #[arg(long = "secret", value_name = "NAME|VAR=NAME")]
+    secrets: Vec<String>,
     /// Terminate a run (SIGTERM, then SIGKILL) after this long (`90s`, `2h`)
     #[arg(long, value_name = "DURATION")]
     timeout: Option<String>,
+    /// Overdue when no run has succeeded for this long (`26h`): an `overdue` event, and
+    /// `stead status` lists the job until its next success
+    #[arg(long, value_name = "DURATION")]
+    expect_within: Option<String>,
     /// What to do when a run is due while an earlier one is still going
     #[arg(long, value_enum, default_value_t = ConcurrencyArg::Forbid)]
     concurrency: ConcurrencyArg,
@@ -150,9 +160,32 @@ struct AddArgs {
     /// The queue whose limit on runs at once it shares (see `stead queue set`)
     #[arg(long, value_name = "NAME")]
     queue: Option<String>,
-    /// Print the added job as JSON
+    /// Start each run's command once the machine has a route out (and --network-check
+    /// answers), waiting at most --network-wait
     #[arg(long)]
-    json: bool,
+    needs_network: bool,
+    /// With --needs-network: a HOST:PORT that must also accept a TCP connection
+    #[arg(long, value_name = "HOST:PORT", requires = "needs_network")]
+    network_check: Option<String>,
+    /// With --needs-network: the longest wait for the network, after which the run goes
+    /// on without it and says so [default: 2m]
+    #[arg(long, value_name = "DURATION", requires = "needs_network")]
+    network_wait: Option<String>,
+    /// What a fire does on battery power: run, defer (until mains power, within the
+    /// catch-up window) or skip (recorded skipped)
+    #[arg(long, value_enum, default_value_t = OnBatteryArg::Run)]
+    on_battery: OnBatteryArg,
+    /// Hold a sleep inhibitor while a run is live, so the machine does not sleep under it
+    #[arg(long)]
+    keep_awake: bool,
+    /// Delay each fire by a random amount up to this (`5m`)
+    #[arg(long, value_name = "DURATION")]
+    jitter: Option<String>,
+    /// With --jitter: the same delay for every fire of the job on this host
+    #[arg(long, requires = "jitter")]
+    jitter_fixed: bool,
+    #[command(flatten)]
+    format: OutputArgs,
     /// The program and its arguments (or, with --shell, the script), after `--`
     #[arg(last = true, required = true, num_args = 1.., value_name = "CMD")]
     command: Vec<String>,
@@ -162,16 +195,8 @@ struct AddArgs {
 struct NameArgs {
     /// The job's name
     name: String,
-    /// Print the job as JSON
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug, clap::Args)]
-struct JsonArgs {
-    /// Print the jobs as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -198,26 +223,19 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let mut conn = super::connect(&Client::for_state_dir(dir)?)?;
     match args.command {
         JobCommand::Add(add) => {
-            let json = add.json;
+            let format = add.format;
             let job = conn.job_add(&add.into_spec()?)?;
-            print_job(json, &job, &format!("added job {}\n", job.spec.name), true)?;
+            output::show_with(&job, format, || detailed("added job", &job))?;
         }
-        JobCommand::Ls(args) => {
-            let jobs = conn.job_list()?;
-            if args.json {
-                output::json(&jobs)?;
-            } else {
-                output::text(&render_jobs(&jobs, &TimeZone::system()))?;
-            }
-        }
+        JobCommand::Ls(format) => output::show(&conn.job_list()?, format)?,
         JobCommand::Show(args) => {
             let job = conn.job_get(&args.name)?;
-            print_job(args.json, &job, &format!("job {}\n", job.spec.name), true)?;
+            output::show_with(&job, args.format, || detailed("job", &job))?;
         }
         JobCommand::Rm(args) => {
             let job = conn.job_remove(&args.name)?;
             let line = format!("removed job {}\n", job.spec.name);
-            print_job(args.json, &job, &line, false)?;
+            output::show_with(&job, args.format, || line)?;
         }
         JobCommand::Enable(args) => {
             let job = conn.job_set_enabled(&args.name, true)?;
@@ -229,12 +247,12 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 ),
                 None => format!("enabled job {} (it has no schedule)\n", job.spec.name),
             };
-            print_job(args.json, &job, &line, false)?;
+            output::show_with(&job, args.format, || line)?;
         }
         JobCommand::Disable(args) => {
             let job = conn.job_set_enabled(&args.name, false)?;
             let line = format!("disabled job {}\n", job.spec.name);
-            print_job(args.json, &job, &line, false)?;
+            output::show_with(&job, args.format, || line)?;
         }
         JobCommand::Pause(args) => {
             let job = conn.call::<method::JobPause>(&PauseParams {
@@ -249,7 +267,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                     .as_deref()
                     .map_or(NONE.into(), render::when)
             );
-            print_job(args.json, &job, &line, false)?;
+            output::show_with(&job, args.format, || line)?;
         }
         JobCommand::Unpause(args) => {
             let job = conn.call::<method::JobPause>(&PauseParams {
@@ -257,24 +275,19 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 ..PauseParams::default()
             })?;
             let line = format!("unpaused job {}\n", job.spec.name);
-            print_job(args.json, &job, &line, false)?;
+            output::show_with(&job, args.format, || line)?;
         }
     }
     Ok(exit::SUCCESS)
 }
 
-/// Prints `job` as JSON, or `heading` followed (when `detail`) by the job's fields.
-fn print_job(json: bool, job: &Job, heading: &str, detail: bool) -> std::io::Result<()> {
-    if json {
-        output::json(job)
-    } else if detail {
-        output::text(&format!(
-            "{heading}{}",
-            render_job(job, &TimeZone::system())
-        ))
-    } else {
-        output::text(heading)
-    }
+/// `HEADING NAME`, then the job's fields a line each.
+fn detailed(heading: &str, job: &Job) -> String {
+    format!(
+        "{heading} {}\n{}",
+        job.spec.name,
+        render_job(job, &TimeZone::system())
+    )
 }
 
 /// `--catch-up` values.
@@ -311,6 +324,26 @@ impl From<ResumeOnArg> for ResumeOn {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OnBatteryArg {
+    /// As on mains power
+    Run,
+    /// Wait for mains power, within the catch-up window
+    Defer,
+    /// Record the fire skipped
+    Skip,
+}
+
+impl From<OnBatteryArg> for OnBattery {
+    fn from(arg: OnBatteryArg) -> Self {
+        match arg {
+            OnBatteryArg::Run => OnBattery::Run,
+            OnBatteryArg::Defer => OnBattery::Defer,
+            OnBatteryArg::Skip => OnBattery::Skip,
+        }
+    }
+}
+
 impl AddArgs {
     fn into_spec(self) -> Result<JobSpec, DataError> {
         let alternatives = self
@@ -335,6 +368,7 @@ impl AddArgs {
             cwd: self.cwd,
             // A later K=V for the same K wins, as in `env K=1 K=2`.
             env: self.env.into_iter().collect::<BTreeMap<_, _>>(),
+            secrets: self.secrets,
             timeout: self.timeout,
             concurrency: self.concurrency.into(),
             enabled: !self.disabled,
@@ -354,6 +388,14 @@ impl AddArgs {
             retry_max_delay: self.retry_max_delay,
             after: self.after,
             queue: self.queue,
+            expect_within: self.expect_within,
+            needs_network: self.needs_network,
+            network_check: self.network_check,
+            network_wait: self.network_wait,
+            on_battery: self.on_battery.into(),
+            keep_awake: self.keep_awake,
+            jitter: self.jitter,
+            jitter_fixed: self.jitter_fixed,
         })
     }
 }
@@ -423,8 +465,14 @@ fn render_job(job: &Job, tz: &TimeZone) -> String {
     for (key, value) in &spec.env {
         lines.push(("env", format!("{key}={value}")));
     }
+    for entry in &spec.secrets {
+        lines.push(("secret", entry.clone()));
+    }
     if let Some(timeout) = &spec.timeout {
         lines.push(("timeout", timeout.clone()));
+    }
+    if let Some(within) = &spec.expect_within {
+        lines.push(("expect within", within.clone()));
     }
     if spec.retries > 0 {
         lines.push(("retries", retries(spec)));
@@ -434,6 +482,32 @@ fn render_job(job: &Job, tz: &TimeZone) -> String {
     }
     if let Some(queue) = &spec.queue {
         lines.push(("queue", queue.clone()));
+    }
+    if spec.needs_network {
+        let check = spec
+            .network_check
+            .as_deref()
+            .map(|c| format!(", {c} answering"))
+            .unwrap_or_default();
+        let wait = spec
+            .network_wait
+            .as_deref()
+            .unwrap_or(stead_core::conditions::DEFAULT_NETWORK_WAIT);
+        lines.push(("network", format!("needed{check} (waits up to {wait})")));
+    }
+    if spec.on_battery != OnBattery::Run {
+        lines.push(("on battery", spec.on_battery.as_str().to_string()));
+    }
+    if spec.keep_awake {
+        lines.push(("keep awake", "yes".to_string()));
+    }
+    if let Some(jitter) = &spec.jitter {
+        let fixed = if spec.jitter_fixed {
+            " (fixed per host)"
+        } else {
+            ""
+        };
+        lines.push(("jitter", format!("up to {jitter}{fixed}")));
     }
     if let Some(n) = spec.keep_runs {
         lines.push(("keep runs", n.to_string()));
@@ -488,6 +562,12 @@ fn state(job: &Job, tz: &TimeZone) -> String {
         (_, false) => "disabled".to_string(),
         (Some(until), true) => format!("paused until {}", render::when_in(until, tz)),
         (None, true) => "enabled".to_string(),
+    }
+}
+
+impl Show for Vec<Job> {
+    fn human(&self) -> String {
+        render_jobs(self, &TimeZone::system())
     }
 }
 
@@ -675,11 +755,14 @@ mod tests {
             "0 20 * * *",
             "--tz",
             "Europe/Berlin",
+            "--secret",
+            "GH=GITHUB_TOKEN",
             "--shell",
             "--",
             "echo 'dear diary'",
         ]);
         spec.env.insert("LANG".into(), "C".into());
+        assert_eq!(spec.secrets, ["GH=GITHUB_TOKEN"]);
         let out = render_job(
             &job(spec, Some("2026-11-30T20:00:00+01:00")),
             &TimeZone::UTC,
@@ -691,6 +774,7 @@ mod tests {
              \x20 command      echo 'dear diary'\n\
              \x20 shell        yes (run with sh -c)\n\
              \x20 env          LANG=C\n\
+             \x20 secret       GH=GITHUB_TOKEN\n\
              \x20 concurrency  forbid\n\
              \x20 enabled      yes\n\
              \x20 created      2026-11-30 09:00:00 UTC\n\

@@ -22,7 +22,6 @@ use stead_client::{Client, Connection};
 use stead_protocol::{Run, exit};
 
 use super::output;
-use super::runs;
 
 /// How long to wait for the run to end between two reads of a growing log.
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(200);
@@ -61,7 +60,7 @@ pub fn print(
 ) -> anyhow::Result<Run> {
     // Queued for any host: its log will be the claiming host's.
     while follow && run.machine_id.is_empty() && !run.status.is_terminal() {
-        run = pause(client, conn, run.id)?;
+        run = pause(client, conn, run)?;
     }
     if elsewhere(&run.machine_id) {
         shipped(conn, &run, follow)?;
@@ -88,22 +87,14 @@ pub fn print(
         if ended || !follow {
             return Ok(run);
         }
-        run = pause(client, conn, run.id)?;
+        run = pause(client, conn, run)?;
     }
 }
 
-/// Waits up to [`FOLLOW_INTERVAL`] for the run to end, and at least that long unless it
-/// did, then answers it as it is.
-fn pause(client: &Client, conn: &mut Connection, id: i64) -> anyhow::Result<Run> {
-    let asked = Instant::now();
-    let run = runs::wait(client, conn, id, Some(FOLLOW_INTERVAL))?;
-    if !run.status.is_terminal() {
-        // Should a server answer early, still never read in a tight loop.
-        if let Some(rest) = FOLLOW_INTERVAL.checked_sub(asked.elapsed()) {
-            std::thread::sleep(rest);
-        }
-    }
-    Ok(run)
+/// Waits up to [`FOLLOW_INTERVAL`] for the run to end, then answers it as it is.
+fn pause(client: &Client, conn: &mut Connection, run: Run) -> anyhow::Result<Run> {
+    let until = Instant::now() + FOLLOW_INTERVAL;
+    Ok(conn.wait_ended(run, Some(until), || super::connect(client))?)
 }
 
 /// Prints a run of another host from the copy its host ships to the shared ledger.
@@ -181,7 +172,7 @@ fn is_monitor(pid: u32) -> bool {
 /// Whether a run was claimed by another host of a shared ledger: its log is read from
 /// the ledger, where that host ships it.
 pub fn elsewhere(machine_id: &str) -> bool {
-    !machine_id.is_empty() && stead_core::machine::machine_id().is_ok_and(|mine| mine != machine_id)
+    !machine_id.is_empty() && stead_sys::machine::machine_id().is_ok_and(|mine| mine != machine_id)
 }
 
 /// The log, or `None` while it does not exist yet.

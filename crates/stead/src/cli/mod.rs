@@ -2,6 +2,7 @@
 
 mod apply;
 mod cancel;
+mod checkpoint;
 mod completions;
 mod cron;
 pub(crate) mod daemon;
@@ -26,10 +27,13 @@ pub(crate) mod render;
 mod restart;
 mod run;
 mod runs;
+mod secret;
 mod serve;
 mod service;
-mod show;
+pub(crate) mod show;
+mod sleeps;
 mod status;
+mod step;
 mod stop;
 
 use std::path::PathBuf;
@@ -80,14 +84,23 @@ pub enum Command {
     Logs(Deferred<logs::Args>),
     /// Cancel a queued or running run
     Cancel(Deferred<cancel::Args>),
+    /// Inside a run: a durable key/value map its resume and retries see (set, get, ls)
+    Checkpoint(Deferred<checkpoint::Args>),
+    /// Inside a run: run a command unless this step completed already (its resume and
+    /// retries skip it)
+    Step(Deferred<step::Args>),
     /// Remove old runs and run logs now, by the retention rules (--dry-run: only say)
     Prune(Deferred<prune::Args>),
     /// The hosts sharing the ledger, which one leads the scheduler, their heartbeats
     Hosts(Deferred<hosts::Args>),
+    /// The sleeps the machine woke from, newest first: when and how long
+    Sleeps(Deferred<sleeps::Args>),
     /// Declare, list and remove the services runs depend on
     Service(Deferred<service::Args>),
     /// Limit how many runs of a group of jobs go at once: set, list and remove queues
     Queue(Deferred<queue::Args>),
+    /// Keep secrets on this host for jobs' runs (never in the ledger): set, list, remove
+    Secret(Deferred<secret::Args>),
     /// Send events about runs (failures, cut runs not resumed, ...) to webhooks: add,
     /// list, remove and test notifiers
     Notify(Deferred<notify::Args>),
@@ -118,7 +131,6 @@ pub enum Command {
     Monitor,
     /// Fork runs' monitors on the server's request (started by the server; its control
     /// socket is stdin)
-    #[cfg(target_os = "linux")]
     #[command(hide = true)]
     Spawner,
 }
@@ -198,12 +210,10 @@ impl Command {
     /// The daemon, a run's monitor and the spawner of monitors live long and start other
     /// processes: they begin with only stdin, stdout and stderr (see `fds.rs`).
     pub fn is_long_lived(&self) -> bool {
-        match self {
-            Command::Serve(_) | Command::Monitor => true,
-            #[cfg(target_os = "linux")]
-            Command::Spawner => true,
-            _ => false,
-        }
+        matches!(
+            self,
+            Command::Serve(_) | Command::Monitor | Command::Spawner
+        )
     }
 }
 
@@ -224,10 +234,14 @@ pub fn run_client(cli: Cli) -> anyhow::Result<i32> {
         Command::Show(Deferred(args)) => show::run(dir, args),
         Command::Logs(Deferred(args)) => logs::run(dir, args),
         Command::Cancel(Deferred(args)) => cancel::run(dir, args),
+        Command::Checkpoint(Deferred(args)) => checkpoint::run(dir, args),
+        Command::Step(Deferred(args)) => step::run(dir, args),
         Command::Prune(Deferred(args)) => prune::run(dir, args),
+        Command::Sleeps(Deferred(args)) => sleeps::run(dir, args),
         Command::Service(Deferred(args)) => service::run(dir, args),
         Command::Queue(Deferred(args)) => queue::run(dir, args),
         Command::Notify(Deferred(args)) => notify::run(dir, args),
+        Command::Secret(Deferred(args)) => secret::run(dir, args),
         Command::Hold(Deferred(args)) => hold::run(dir, args),
         Command::Readiness(Deferred(args)) => gate::readiness(dir, args),
         Command::Gate(Deferred(args)) => gate::run(dir, args),
@@ -242,7 +256,6 @@ pub fn run_client(cli: Cli) -> anyhow::Result<i32> {
         | Command::Monitor) => Ok(daemon::hand_over(&command)),
         #[cfg(feature = "mcp")]
         command @ Command::Mcp(_) => Ok(daemon::hand_over(&command)),
-        #[cfg(target_os = "linux")]
         command @ Command::Spawner => Ok(daemon::hand_over(&command)),
     }
 }
@@ -260,7 +273,6 @@ pub fn run_daemon(cli: Cli) -> anyhow::Result<i32> {
         #[cfg(feature = "mcp")]
         Command::Mcp(Deferred(args)) => mcp::run(dir, args),
         Command::Monitor => Ok(monitor::run()),
-        #[cfg(target_os = "linux")]
         Command::Spawner => Ok(stead_monitor::spawner::serve()),
         _ => Ok(daemon::refuse_client_command()),
     }

@@ -11,7 +11,7 @@ use stead_protocol::{
     Empty, Notifier, NotifierName, NotifierSpec, NotifyEvent, NotifyTestResult, exit, method,
 };
 
-use super::output;
+use super::output::{self, OutputArgs, Show};
 use super::render::{self, NONE};
 
 #[derive(Debug, clap::Args)]
@@ -26,7 +26,7 @@ enum NotifyCommand {
     /// as JSON, retried with backoff until the receiver answers 2xx
     Add(AddArgs),
     /// List the notifiers and how their deliveries stand
-    Ls(JsonArgs),
+    Ls(OutputArgs),
     /// Remove a notifier and the events not yet delivered to it
     Rm(NameArgs),
     /// POST a test event to a notifier now and say what it answered (exit 1 if not 2xx)
@@ -40,7 +40,7 @@ struct AddArgs {
     /// Where events are POSTed (http:// or https://)
     #[arg(long, value_name = "URL")]
     url: String,
-    /// An event to send; repeat for more [default: failed, not_resumed]
+    /// An event to send; repeat for more [default: failed, not_resumed, overdue]
     #[arg(long = "event", value_name = "EVENT")]
     events: Vec<EventArg>,
     /// Only events of this job; repeat for more [default: every job]
@@ -50,9 +50,8 @@ struct AddArgs {
     /// the state directory
     #[arg(long)]
     sign: bool,
-    /// Print the notifier as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 /// `--event` values: the events a notifier may ask for, by their wire names.
@@ -65,10 +64,12 @@ enum EventArg {
     NotResumed,
     /// Fires not run: missed outside the catch-up window, or under catch_up = skip
     Missed,
-    /// A job's first success after a failure
+    /// A job's first success after a failure, or the success ending an overdue lapse
     Recovered,
     /// A run was cut (it is owed and resumed unless something says otherwise)
     Interrupted,
+    /// A job with expect_within has had no success for that long (once per lapse)
+    Overdue,
 }
 
 impl From<EventArg> for NotifyEvent {
@@ -79,24 +80,17 @@ impl From<EventArg> for NotifyEvent {
             EventArg::Missed => NotifyEvent::Missed,
             EventArg::Recovered => NotifyEvent::Recovered,
             EventArg::Interrupted => NotifyEvent::Interrupted,
+            EventArg::Overdue => NotifyEvent::Overdue,
         }
     }
-}
-
-#[derive(Debug, clap::Args)]
-struct JsonArgs {
-    /// Print as JSON
-    #[arg(long)]
-    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
 struct NameArgs {
     /// The notifier's name
     name: String,
-    /// Print as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
@@ -110,35 +104,20 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 jobs: add.jobs,
                 sign: add.sign,
             })?;
-            if add.json {
-                output::json(&notifier)?;
-            } else {
-                output::text(&added(&notifier))?;
-            }
+            output::show_with(&notifier, add.format, || added(&notifier))?;
         }
-        NotifyCommand::Ls(ls) => {
-            let notifiers = conn.call::<method::NotifyList>(&Empty {})?;
-            if ls.json {
-                output::json(&notifiers)?;
-            } else {
-                output::text(&render_list(&notifiers, &TimeZone::system()))?;
-            }
+        NotifyCommand::Ls(format) => {
+            output::show(&conn.call::<method::NotifyList>(&Empty {})?, format)?;
         }
         NotifyCommand::Rm(rm) => {
             let notifier = conn.call::<method::NotifyRemove>(&NotifierName { name: rm.name })?;
-            if rm.json {
-                output::json(&notifier)?;
-            } else {
-                output::text(&format!("removed notifier {}\n", notifier.spec.name))?;
-            }
+            output::show_with(&notifier, rm.format, || {
+                format!("removed notifier {}\n", notifier.spec.name)
+            })?;
         }
         NotifyCommand::Test(test) => {
             let result = conn.call::<method::NotifyTest>(&NotifierName { name: test.name })?;
-            if test.json {
-                output::json(&result)?;
-            } else {
-                output::text(&tested(&result))?;
-            }
+            output::show(&result, test.format)?;
             if !result.delivered {
                 return Ok(exit::FAILURE);
             }
@@ -172,14 +151,22 @@ fn added(notifier: &Notifier) -> String {
     out
 }
 
-fn tested(result: &NotifyTestResult) -> String {
-    match (&result.status, &result.error) {
-        (Some(status), _) if result.delivered => format!(
-            "delivered a test event to {} ({}): it answered {status}\n",
-            result.name, result.url
-        ),
-        (_, Some(why)) => format!("not delivered to {}: {why}\n", result.name),
-        _ => format!("not delivered to {}\n", result.name),
+impl Show for NotifyTestResult {
+    fn human(&self) -> String {
+        match (&self.status, &self.error) {
+            (Some(status), _) if self.delivered => format!(
+                "delivered a test event to {} ({}): it answered {status}\n",
+                self.name, self.url
+            ),
+            (_, Some(why)) => format!("not delivered to {}: {why}\n", self.name),
+            _ => format!("not delivered to {}\n", self.name),
+        }
+    }
+}
+
+impl Show for Vec<Notifier> {
+    fn human(&self) -> String {
+        render_list(self, &TimeZone::system())
     }
 }
 
@@ -270,14 +257,14 @@ mod tests {
             error: None,
         };
         assert_eq!(
-            tested(&result),
+            result.human(),
             "delivered a test event to ops (http://x/): it answered 204\n"
         );
         result.delivered = false;
         result.status = None;
         result.error = Some("http://x/ answered 500".into());
         assert_eq!(
-            tested(&result),
+            result.human(),
             "not delivered to ops: http://x/ answered 500\n"
         );
     }

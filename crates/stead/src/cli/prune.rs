@@ -7,51 +7,53 @@ use std::path::Path;
 use stead_client::Client;
 use stead_protocol::{PruneResult, exit};
 
-use super::output;
+use super::output::{self, OutputArgs, Show};
 
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("json", |json| json.help("Print the result as JSON, with the ids of the runs and logs removed")))]
 pub struct Args {
     /// Say what would be removed; remove nothing
     #[arg(long)]
     dry_run: bool,
-    /// Print the result as JSON, with the ids of the runs and logs removed
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let client = Client::for_state_dir(dir)?;
     let result = super::connect(&client)?.prune(args.dry_run)?;
-    if args.json {
-        output::json(&result)?;
-    } else {
-        output::text(&render(&result))?;
-    }
+    output::show(&result, args.format)?;
     Ok(exit::SUCCESS)
 }
 
-fn render(r: &PruneResult) -> String {
-    let verb = if r.dry_run { "would remove" } else { "removed" };
-    let mut out = format!(
-        "{verb} {} run{} and {} more log{} ({})\n",
-        r.runs,
-        plural(r.runs),
-        r.logs,
-        plural(r.logs),
-        bytes(r.log_bytes)
-    );
-    for job in &r.jobs {
-        out.push_str(&format!(
-            "  {}: {} run{}, {} log{} ({})\n",
-            job.job,
-            job.runs,
-            plural(job.runs),
-            job.logs,
-            plural(job.logs),
-            bytes(job.log_bytes)
-        ));
+impl Show for PruneResult {
+    fn human(&self) -> String {
+        let verb = if self.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        };
+        let mut out = format!(
+            "{verb} {} run{} and {} more log{} ({})\n",
+            self.runs,
+            plural(self.runs),
+            self.logs,
+            plural(self.logs),
+            bytes(self.log_bytes)
+        );
+        for job in &self.jobs {
+            out.push_str(&format!(
+                "  {}: {} run{}, {} log{} ({})\n",
+                job.job,
+                job.runs,
+                plural(job.runs),
+                job.logs,
+                plural(job.logs),
+                bytes(job.log_bytes)
+            ));
+        }
+        out
     }
-    out
 }
 
 fn plural(n: u64) -> &'static str {
@@ -97,7 +99,7 @@ mod tests {
             longest_batch_ms: 3,
         };
         assert_eq!(
-            render(&r),
+            r.human(),
             "would remove 7 runs and 1 more log (3.0 MiB)\n  backup: 7 runs, 1 log (3.0 MiB)\n"
         );
         assert_eq!(bytes(512), "512 B");

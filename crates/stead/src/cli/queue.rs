@@ -8,7 +8,7 @@ use clap::Subcommand;
 use stead_client::Client;
 use stead_protocol::{Empty, Queue, QueueName, QueueSpec, exit, method};
 
-use super::output;
+use super::output::{self, OutputArgs, Show};
 use super::render::{self, NONE};
 
 #[derive(Debug, clap::Args)]
@@ -22,7 +22,7 @@ enum QueueCommand {
     /// Create a queue or change its limit
     Set(SetArgs),
     /// List the queues, their jobs, and their runs going and waiting on this host
-    Ls(JsonArgs),
+    Ls(OutputArgs),
     /// Remove a queue (refused while a job names it)
     Rm(NameArgs),
 }
@@ -34,25 +34,16 @@ struct SetArgs {
     /// At most this many runs of its jobs at once on a host
     #[arg(long, value_name = "N")]
     parallel: u32,
-    /// Print the queue as JSON
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug, clap::Args)]
-struct JsonArgs {
-    /// Print as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, clap::Args)]
 struct NameArgs {
     /// The queue's name
     name: String,
-    /// Print the removed queue as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
@@ -63,33 +54,30 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 name: set.name,
                 parallel: set.parallel,
             })?;
-            if set.json {
-                output::json(&queue)?;
-            } else {
-                output::text(&format!(
+            output::show_with(&queue, set.format, || {
+                format!(
                     "queue {}: at most {} run(s) at once on a host\n",
                     queue.spec.name, queue.spec.parallel
-                ))?;
-            }
+                )
+            })?;
         }
-        QueueCommand::Ls(ls) => {
-            let queues = conn.call::<method::QueueList>(&Empty {})?;
-            if ls.json {
-                output::json(&queues)?;
-            } else {
-                output::text(&render_list(&queues))?;
-            }
+        QueueCommand::Ls(format) => {
+            output::show(&conn.call::<method::QueueList>(&Empty {})?, format)?;
         }
         QueueCommand::Rm(rm) => {
             let queue = conn.call::<method::QueueRemove>(&QueueName { name: rm.name })?;
-            if rm.json {
-                output::json(&queue)?;
-            } else {
-                output::text(&format!("removed queue {}\n", queue.spec.name))?;
-            }
+            output::show_with(&queue, rm.format, || {
+                format!("removed queue {}\n", queue.spec.name)
+            })?;
         }
     }
     Ok(exit::SUCCESS)
+}
+
+impl Show for Vec<Queue> {
+    fn human(&self) -> String {
+        render_list(self)
+    }
 }
 
 /// The `stead queue ls` table.

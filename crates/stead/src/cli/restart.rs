@@ -15,12 +15,12 @@ use crate::ready_check::{self, Check};
 use anyhow::{Context, bail};
 use serde::Serialize;
 use stead_client::Client;
-use stead_core::identity::{self, StartIdentity};
 use stead_core::schedule;
 use stead_protocol::{STEAD_SERVICE, StopParams, exit};
+use stead_sys::identity::{self, StartIdentity};
 
 use super::gate::{self, GateArgs, GateOutcome};
-use super::output;
+use super::output::{self, OutputArgs, Show};
 
 /// How long the old server may take to exit after it released everything.
 const OLD_SERVER_EXIT: Duration = Duration::from_secs(15);
@@ -37,8 +37,8 @@ pub struct Args {
     /// How long the gate, and then the ready check, may wait
     #[arg(long, value_name = "DURATION", default_value = "30m")]
     pub timeout: String,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: OutputArgs,
 }
 
 #[derive(Debug, Serialize)]
@@ -78,7 +78,8 @@ impl Timer {
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let (report, code) = perform(&Client::for_state_dir(dir)?, &args)?;
-    finish(&args, report, code)
+    output::show(&report, args.format)?;
+    Ok(code)
 }
 
 /// The gate, the restart and its proof; answers the report and the exit code (75 when
@@ -95,7 +96,7 @@ pub fn perform(client: &Client, args: &Args) -> anyhow::Result<(Report, i32)> {
         interval: "15s".into(),
         window: "90s".into(),
         force: args.force,
-        json: args.json,
+        format: args.format,
     };
     let outcome = gate::wait(client, &gate_args)?;
     let waited = match &outcome {
@@ -128,24 +129,21 @@ pub fn perform(client: &Client, args: &Args) -> anyhow::Result<(Report, i32)> {
     Ok((report, exit::SUCCESS))
 }
 
-fn finish(args: &Args, report: Report, code: i32) -> anyhow::Result<i32> {
-    if args.json {
-        output::json(&report)?;
-    } else {
-        let mut out = if report.restarted {
-            format!("restarted {}\n", report.service)
+impl Show for Report {
+    fn human(&self) -> String {
+        let mut out = if self.restarted {
+            format!("restarted {}\n", self.service)
         } else {
-            format!("did not restart {}\n", report.service)
+            format!("did not restart {}\n", self.service)
         };
-        for p in &report.phases {
+        for p in &self.phases {
             out.push_str(&format!("  {:<10} {:>7} ms  {}\n", p.name, p.ms, p.detail));
         }
-        if let (Some(old), Some(new)) = (&report.old_server_id, &report.new_server_id) {
+        if let (Some(old), Some(new)) = (&self.old_server_id, &self.new_server_id) {
             out.push_str(&format!("  server     {old} -> {new}\n"));
         }
-        output::text(&out)?;
+        out
     }
-    Ok(code)
 }
 
 fn restart_stead(client: &Client, service: String, mut timer: Timer) -> anyhow::Result<Report> {

@@ -2,14 +2,13 @@
 //! that `run`, `show` and `cancel` share (its one-line summary, exit and duration).
 
 use std::path::Path;
-use std::time::Duration;
 
 use clap::ValueEnum;
 use jiff::Timestamp;
-use stead_client::{Client, ClientError, Connection};
-use stead_protocol::{ErrorCode, Run, RunFilter, RunStatus, Trigger, exit};
+use stead_client::Client;
+use stead_protocol::{Run, RunFilter, RunStatus, Trigger, exit};
 
-use super::output;
+use super::output::{self, OutputArgs, Show};
 use super::render::{self, NONE};
 
 /// The REASON column is cut to this many characters; `stead show` has the whole text.
@@ -30,9 +29,8 @@ pub struct Args {
     /// Leave out skipped rows (fires not run, overlaps)
     #[arg(long)]
     no_skipped: bool,
-    /// Print the runs as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 /// The run statuses as the command line spells them (as on the wire).
@@ -70,12 +68,14 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         before_id: None,
         no_skipped: args.no_skipped,
     })?;
-    if args.json {
-        output::json(&runs)?;
-    } else {
-        output::text(&render_runs(&runs, Timestamp::now()))?;
-    }
+    output::show(&runs, args.format)?;
     Ok(exit::SUCCESS)
+}
+
+impl Show for Vec<Run> {
+    fn human(&self) -> String {
+        render_runs(self, Timestamp::now())
+    }
 }
 
 /// The `stead runs` table; `now` measures runs still going.
@@ -182,24 +182,6 @@ pub fn summary(run: &Run) -> String {
     line
 }
 
-/// One `run_wait` call that survives the server going away: runs outlive servers (each
-/// run has its own monitor), so a waiting client reconnects, starting a server if none
-/// serves, and asks again once.
-pub fn wait(
-    client: &Client,
-    conn: &mut Connection,
-    id: i64,
-    timeout: Option<Duration>,
-) -> Result<Run, ClientError> {
-    match conn.run_wait(id, timeout) {
-        Err(ClientError::Io(_)) => {}
-        Err(ClientError::Server(body)) if body.code == ErrorCode::ShuttingDown => {}
-        other => return other,
-    }
-    *conn = super::connect(client)?;
-    conn.run_wait(id, timeout)
-}
-
 #[cfg(test)]
 pub mod tests {
     use super::*;
@@ -236,7 +218,11 @@ pub mod tests {
             queue: None,
             waiting: None,
             not_before: None,
+            slept_ms: 0,
             followed_by: None,
+            waited_ms: None,
+            wait_note: None,
+            caught_up: None,
         }
     }
 

@@ -71,7 +71,7 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
         );
     }
     let machine_id =
-        stead_core::machine::machine_id().context("failed to read this machine's id")?;
+        stead_sys::machine::machine_id().context("failed to read this machine's id")?;
     let ledger = StoreLocator::of(config.store_url.as_deref(), paths.ledger());
     let store = stead_store::open(&ledger, &machine_id, config.timings.lease)
         .inspect_err(|e| tracing::error!("{e}"))?;

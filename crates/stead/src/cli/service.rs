@@ -6,7 +6,7 @@ use clap::Subcommand;
 use stead_client::Client;
 use stead_protocol::{Service, ServiceSpec, exit};
 
-use super::output;
+use super::output::{self, OutputArgs, Show};
 use super::render::{self, NONE};
 
 #[derive(Debug, clap::Args)]
@@ -20,7 +20,7 @@ enum ServiceCommand {
     /// Declare a service: how to restart it, how to tell it is ready, how the system knows it
     Add(AddArgs),
     /// List services (the built-in `stead` first)
-    Ls(JsonArgs),
+    Ls(OutputArgs),
     /// Remove a service (refused while a job depends on it)
     Rm(NameArgs),
 }
@@ -44,31 +44,22 @@ struct AddArgs {
     /// Its process name (the guard refuses `kill`/`pkill`/`killall` of it ungated)
     #[arg(long, value_name = "NAME")]
     process: Option<String>,
-    /// Print the service as JSON
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug, clap::Args)]
-struct JsonArgs {
-    /// Print as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, clap::Args)]
 struct NameArgs {
     name: String,
-    /// Print the removed service as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     let mut conn = super::connect(&Client::for_state_dir(dir)?)?;
     match args.command {
         ServiceCommand::Add(add) => {
-            let json = add.json;
+            let format = add.format;
             let service = conn.service_add(&ServiceSpec {
                 name: add.name,
                 restart: add.restart,
@@ -77,61 +68,53 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
                 launchd_label: add.launchd_label,
                 process: add.process,
             })?;
-            show(&service, json, "added service")?;
+            output::show_with(&service, format, || {
+                format!("added service {}\n", service.spec.name)
+            })?;
         }
-        ServiceCommand::Ls(ls) => {
-            let services = conn.service_list()?;
-            if ls.json {
-                output::json(&services)?;
-            } else {
-                output::text(&render_list(&services))?;
-            }
-        }
+        ServiceCommand::Ls(format) => output::show(&conn.service_list()?, format)?,
         ServiceCommand::Rm(rm) => {
             let service = conn.service_remove(&rm.name)?;
-            show(&service, rm.json, "removed service")?;
+            output::show_with(&service, rm.format, || {
+                format!("removed service {}\n", service.spec.name)
+            })?;
         }
     }
     Ok(exit::SUCCESS)
 }
 
-fn show(service: &Service, json: bool, verb: &str) -> std::io::Result<()> {
-    if json {
-        output::json(service)
-    } else {
-        output::text(&format!("{verb} {}\n", service.spec.name))
+/// The `stead service ls` table.
+impl Show for Vec<Service> {
+    fn human(&self) -> String {
+        let rows: Vec<Vec<String>> = self
+            .iter()
+            .map(|s| {
+                vec![
+                    s.spec.name.clone(),
+                    if s.restarting { "restarting" } else { "-" }.to_string(),
+                    s.spec.ready.clone().unwrap_or_else(|| NONE.into()),
+                    s.spec.restart.clone().unwrap_or_else(|| NONE.into()),
+                    known_as(&s.spec),
+                    if s.dependents.is_empty() {
+                        NONE.into()
+                    } else {
+                        s.dependents.join(", ")
+                    },
+                ]
+            })
+            .collect();
+        render::table(
+            &[
+                "NAME",
+                "STATE",
+                "READY",
+                "RESTART",
+                "KNOWN AS",
+                "DEPENDENT JOBS",
+            ],
+            rows,
+        )
     }
-}
-
-fn render_list(services: &[Service]) -> String {
-    let rows: Vec<Vec<String>> = services
-        .iter()
-        .map(|s| {
-            vec![
-                s.spec.name.clone(),
-                if s.restarting { "restarting" } else { "-" }.to_string(),
-                s.spec.ready.clone().unwrap_or_else(|| NONE.into()),
-                s.spec.restart.clone().unwrap_or_else(|| NONE.into()),
-                known_as(&s.spec),
-                if s.dependents.is_empty() {
-                    NONE.into()
-                } else {
-                    s.dependents.join(", ")
-                },
-            ]
-        })
-        .collect();
-    render::table(
-        &[
-            "NAME",
-            "STATE",
-            "READY",
-            "RESTART",
-            "KNOWN AS",
-            "DEPENDENT JOBS",
-        ],
-        rows,
-    )
 }
 
 fn known_as(spec: &ServiceSpec) -> String {

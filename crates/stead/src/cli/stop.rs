@@ -5,10 +5,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use stead_client::{Client, ClientError};
-use stead_core::identity::{self, StartIdentity};
 use stead_protocol::{StopParams, exit};
+use stead_sys::identity::{self, StartIdentity};
 
-use super::output;
+use super::output::{self, OutputArgs};
 
 /// How long to wait for the stopped process to exit. The server has already released
 /// everything when it answers, so this only bounds the wait for its open requests.
@@ -20,9 +20,8 @@ pub struct Args {
     /// the next start (without it they go on, and the next server adopts them)
     #[arg(long)]
     cancel_runs: bool,
-    /// Print the result as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: OutputArgs,
 }
 
 #[derive(Debug, Serialize)]
@@ -64,23 +63,21 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
             }
         }
     };
-    if args.json {
-        output::json(&result)?;
-    } else if !result.was_running {
-        output::text(&format!(
-            "no stead server is running for {}\n",
-            client.paths.dir().display()
-        ))?;
-    } else {
-        let pid = result.pid.unwrap_or_default();
-        let id = result.server_id.as_deref().unwrap_or_default();
-        if result.exited {
-            output::text(&format!("stopped server {id} (pid {pid})\n"))?;
-        } else {
-            output::text(&format!(
-                "server {id} (pid {pid}) released the state directory but is still finishing open requests\n"
-            ))?;
-        }
-    }
+    output::show_with(&result, args.format, || said(&result, client.paths.dir()))?;
     Ok(exit::SUCCESS)
+}
+
+/// What a stop did, in words; `dir` is the state directory.
+fn said(result: &Stopped, dir: &Path) -> String {
+    let pid = result.pid.unwrap_or_default();
+    let id = result.server_id.as_deref().unwrap_or_default();
+    if !result.was_running {
+        format!("no stead server is running for {}\n", dir.display())
+    } else if result.exited {
+        format!("stopped server {id} (pid {pid})\n")
+    } else {
+        format!(
+            "server {id} (pid {pid}) released the state directory but is still finishing open requests\n"
+        )
+    }
 }

@@ -50,7 +50,8 @@ impl Answer {
 /// `assets/js/` (read from the source tree, so a module missing from the server's table of
 /// assets fails the tests that fetch these).
 pub fn dashboard_files() -> Vec<(String, PathBuf)> {
-    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../stead-server/src/http/assets");
+    let assets =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../stead-server/src/request/http/assets");
     let mut files = vec![
         ("/".to_string(), assets.join("index.html")),
         ("/assets/style.css".to_string(), assets.join("style.css")),
@@ -183,20 +184,63 @@ impl Api {
 
     /// A request written by hand, for headers an HTTP client will not fake (Host).
     pub fn raw(&self, head: &str) -> (u16, String) {
-        let addr = self.base.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(addr).expect("connect");
+        self.raw_request(&format!("{head}Connection: close\r\n\r\n"), b"")
+    }
+
+    /// A whole request written by hand: its head (ending with the blank line), then
+    /// `body`.
+    pub fn raw_request(&self, head: &str, body: &[u8]) -> (u16, String) {
+        let mut stream = TcpStream::connect(self.authority()).expect("connect");
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
-        stream
-            .write_all(format!("{head}Connection: close\r\n\r\n").as_bytes())
-            .unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
+        stream.write_all(head.as_bytes()).unwrap();
+        // A server that refuses the body at its header may close before it is all sent.
+        let _ = stream.write_all(body);
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer).into_owned();
         let status = answer
             .split(' ')
             .nth(1)
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
         (status, answer)
+    }
+
+    /// A request of any method, with the token and `body` (empty: none), written by hand
+    /// (an HTTP client sends some methods only without a body). The answer must carry its
+    /// length.
+    pub fn any(&self, method: &str, path: &str, body: &str) -> Answer {
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n",
+            self.authority(),
+            self.token
+        );
+        if !body.is_empty() {
+            head.push_str(&format!(
+                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                body.len()
+            ));
+        }
+        let head = format!("{head}Connection: close\r\n\r\n");
+        let (status, answer) = self.raw_request(&head, body.as_bytes());
+        let (head, body) = answer.split_once("\r\n\r\n").expect("a head");
+        let headers: Vec<(String, String)> = head
+            .lines()
+            .skip(1)
+            .filter_map(|line| line.split_once(':'))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        let content_type = headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        Answer {
+            status,
+            content_type,
+            headers,
+            body: body.as_bytes().to_vec(),
+        }
     }
 
     /// `host:port` of the server.

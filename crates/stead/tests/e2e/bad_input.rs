@@ -166,12 +166,7 @@ fn a_corrupt_ledger_is_reported_and_left_untouched() {
 #[test]
 fn a_bad_config_names_the_problem() {
     let dir = StateDir::new();
-    std::fs::create_dir(dir.path()).unwrap();
-    std::fs::write(
-        dir.path().join("config.toml"),
-        "[timings]\nlease_seconds = 3\n",
-    )
-    .unwrap();
+    dir.write_config("[timings]\nlease_seconds = 3\n");
     let out = dir.run(&["status"]);
     assert_eq!(out.status.code(), Some(78));
     let stderr = text(&out.stderr);
@@ -183,6 +178,35 @@ fn a_bad_config_names_the_problem() {
     let out = dir.run(&["status"]);
     assert_eq!(out.status.code(), Some(78));
     assert!(text(&out.stderr).contains("STEAD_LEASE_MS"));
+
+    // One setting in both its spellings: which one was meant is not guessed.
+    let dir = StateDir::new();
+    dir.write_config("[retention]\nruns_max_age = \"30d\"\nruns_max_age_ms = 1000\n");
+    let out = dir.run(&["status"]);
+    assert_eq!(out.status.code(), Some(78));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("both [retention] runs_max_age and [retention] runs_max_age_ms"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_config_in_units_reaches_the_server() {
+    let mut dir = StateDir::new();
+    // Empty, the harness's lease is unset and the file's counts; the heartbeat's variable
+    // takes the file's forms too.
+    dir.set_env("STEAD_LEASE_MS", "");
+    dir.set_env("STEAD_HEARTBEAT_MS", "500ms");
+    dir.remove_env("STEAD_LOGS_KEEP_FREE");
+    dir.write_config("[timings]\nlease = \"1d\"\n[logs]\nkeep_free = \"1GiB\"\n");
+    let status = dir.status();
+    let lease_ms = ms_of(status["lease_expires_at"].as_str().unwrap())
+        - ms_of(status["started_at"].as_str().unwrap());
+    assert!(lease_ms > 23 * 3_600_000, "{status}");
+    if let Some(reserve) = status["disk"]["reserve_bytes"].as_u64() {
+        assert_eq!(reserve, 1 << 30);
+    }
 }
 
 #[test]

@@ -852,3 +852,53 @@ fn a_tail_a_crashed_server_left_is_shipped_when_it_serves_again() {
         out.status.success() && out.stderr.is_empty() && out.stdout == whole
     });
 }
+
+#[test]
+fn secrets_stay_on_their_host_and_a_host_lacking_one_fails_the_run_naming_both() {
+    let cluster = Cluster::of(&["a", "b"]);
+    let (a, b) = (cluster.host("a"), cluster.host("b"));
+    let value = "tok-only-on-host-a-7c1e";
+    crate::secrets::set_secret(a, "TOK", value);
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("handed");
+    let script = format!("echo \"tok=$TOK\"; printf %s \"$TOK\" > {}", out.display());
+    add_job(a, "on-a", &["--host", "a", "--secret", "TOK"], &script);
+    add_job(a, "on-b", &["--host", "b", "--secret", "TOK"], &script);
+
+    // Asked for from b, run on a, which has the secret: masked in the log b reads.
+    let ran = json(b, &["run", "on-a", "--wait"]);
+    assert_eq!(ran["status"], "succeeded", "{ran}");
+    assert_eq!(ran["machine_id"], "machine-a", "{ran}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), value);
+    let id = ran["id"].as_i64().unwrap().to_string();
+    wait_until("a's log is shipped to the ledger", || {
+        text(&b.run(&["logs", &id]).stdout) == "tok=[secret TOK]\n"
+    });
+
+    // On b, which lacks it, the run fails to start, naming the secret and the host.
+    let failed = json_anyway(a, &["run", "on-b", "--wait"]);
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["machine_id"], "machine-b", "{failed}");
+    assert_eq!(
+        failed["reason"],
+        "failed to start: secret TOK is not set on host b (stead secret set TOK)"
+    );
+
+    // The shared database holds the name, never the value.
+    let url = &cluster
+        ._db
+        .as_ref()
+        .expect("a database of the test's own")
+        .url;
+    let dump = std::process::Command::new("pg_dump")
+        .args(["--data-only", url])
+        .output()
+        .expect("pg_dump runs");
+    assert!(dump.status.success(), "{}", text(&dump.stderr));
+    let dump = text(&dump.stdout);
+    assert!(
+        dump.contains("\"TOK\""),
+        "the dump holds the job's secret name"
+    );
+    assert!(!dump.contains(value), "the database holds the value");
+}

@@ -77,7 +77,31 @@ fn the_dashboard_shows_runs_live_and_its_buttons_act() {
             "failed",
         ],
     );
+    let stead = env!("CARGO_BIN_EXE_stead");
+    add_job(
+        &dir,
+        "stepped",
+        &[],
+        &format!(
+            "{stead} step fetch -- true && {stead} checkpoint set draft d1 && {stead} step upload -- true"
+        ),
+    );
+    // Port 9 refuses: the run waits out its network_wait, then goes on and says so.
+    add_job(
+        &dir,
+        "offline",
+        &[
+            "--needs-network",
+            "--network-check",
+            "127.0.0.1:9",
+            "--network-wait",
+            "1s",
+        ],
+        "true",
+    );
     json(&dir, &["run", "fast", "--wait"]);
+    json(&dir, &["run", "stepped", "--wait"]);
+    json(&dir, &["run", "offline", "--wait"]);
     let api = Api::start(&dir);
 
     let artifacts = repo().join("target/artifacts");
@@ -99,6 +123,8 @@ fn the_dashboard_shows_runs_live_and_its_buttons_act() {
         .env("STEAD_JOB_PAUSE", "nightly")
         .env("STEAD_JOB_PAUSED", "ticker")
         .env("STEAD_NOTIFIER", "hook")
+        .env("STEAD_JOB_STEPS", "stepped")
+        .env("STEAD_JOB_WAITED", "offline")
         .env("STEAD_CHROMIUM", &chromium)
         .output()
         .expect("node runs (scripts/setup-browser checks it is installed)");

@@ -87,6 +87,7 @@ impl StateDir {
         );
         let mut dir = Self::at(tmp, disk.join("state"));
         dir._disk = Some(Tmpfs(disk));
+        dir.remove_env("STEAD_LOGS_KEEP_FREE");
         dir
     }
 
@@ -112,6 +113,10 @@ impl StateDir {
             _tmp: tmp,
             path,
             env: vec![
+                // The default reserve is a share of the disk: on a large disk nearly full
+                // of something else (a CI machine's), every run's output would be dropped.
+                // The disk tests measure the reserve on a tmpfs of their own.
+                ("STEAD_LOGS_KEEP_FREE".into(), "0".into()),
                 ("STEAD_LEASE_MS".into(), LEASE_MS.to_string()),
                 ("STEAD_HEARTBEAT_MS".into(), HEARTBEAT_MS.to_string()),
                 (
@@ -174,10 +179,21 @@ impl StateDir {
         &self.path
     }
 
+    /// Writes `DIR/config.toml`, making the directory first: read by every command after.
+    pub fn write_config(&self, text: &str) {
+        std::fs::create_dir_all(&self.path).unwrap();
+        std::fs::write(self.path.join("config.toml"), text).unwrap();
+    }
+
     /// Overrides one environment variable for every command of this directory.
     pub fn set_env(&mut self, name: &str, value: &str) {
-        self.env.retain(|(k, _)| k != name);
+        self.remove_env(name);
         self.env.push((name.into(), value.into()));
+    }
+
+    /// Leaves an environment variable this directory sets to the caller's environment.
+    pub fn remove_env(&mut self, name: &str) {
+        self.env.retain(|(k, _)| k != name);
     }
 
     /// The value this directory's commands get for an environment variable it sets.
@@ -490,6 +506,27 @@ pub fn now_ms() -> i64 {
     jiff::Timestamp::now().as_millisecond()
 }
 
+pub fn now_ns() -> i64 {
+    jiff::Timestamp::now().as_nanosecond() as i64
+}
+
+/// The check named `name` of `stead doctor --json` (which exits non-zero on a problem).
+pub fn doctor_check(dir: &StateDir, name: &str) -> Value {
+    let report = json_anyway(dir, &["doctor"]);
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {name} check: {report}"))
+}
+
+/// Run `id`'s log, as `stead logs` shows it.
+pub fn log_of(dir: &StateDir, id: i64) -> String {
+    text(&dir.run(&["logs", &id.to_string()]).stdout)
+}
+
 /// The lease row's expiry as stored in the ledger, read without a server.
 pub fn lease_expiry_ms(dir: &StateDir) -> i64 {
     let conn = rusqlite::Connection::open_with_flags(
@@ -587,6 +624,56 @@ pub fn ran(file: &Path) -> std::collections::BTreeMap<i64, usize> {
 /// A script that writes its run's id to `file`.
 pub fn writes_its_id(file: &Path) -> String {
     format!("echo \"$STEAD_RUN_ID\" >> {}", file.display())
+}
+
+/// The arguments of a command that writes its own start, as its clock has it: the
+/// nanoseconds since the epoch, which [`own_start_ms`] reads from its run's log.
+pub const WRITES_ITS_START: [&str; 2] = ["date", "+%s%N"];
+
+/// How much later than its run's recorded start a command may read its own clock: the
+/// spawn, and `date` loading, on a busy machine.
+pub const START_SLACK_MS: i64 = 100;
+
+/// What a run of [`WRITES_ITS_START`] read from its clock, in milliseconds since the
+/// epoch; checks that its recorded start is neither after it nor earlier than
+/// [`START_SLACK_MS`] before it.
+pub fn started_on_its_own_clock(run: &Value) -> i64 {
+    let log = std::fs::read_to_string(run["log_path"].as_str().unwrap()).unwrap();
+    let ns: i64 = log
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}: {log:?}"));
+    let own = ns / 1_000_000;
+    let started = ms_of(run["started_at"].as_str().expect("a start"));
+    assert!(
+        started <= own,
+        "recorded as started {} ms after its command read its clock: {run}",
+        started - own
+    );
+    assert!(
+        own - started <= START_SLACK_MS,
+        "recorded as started {} ms before its command read its clock: {run}",
+        own - started
+    );
+    own
+}
+
+/// The runs of the job `clock`, which fires every `every` writing its own start
+/// ([`WRITES_ITS_START`]), once `n` have succeeded; the job is disabled then.
+pub fn clock_fires(dir: &StateDir, every: &str, n: usize) -> Vec<Value> {
+    let mut add = vec!["job", "add", "clock", "--every", every, "--"];
+    add.extend(WRITES_ITS_START);
+    json(dir, &add);
+    let mut done = Vec::new();
+    wait_until_within("the fires ran", Duration::from_secs(30), || {
+        done = runs_of(dir, "clock")
+            .into_iter()
+            .filter(|r| r["status"] == "succeeded")
+            .collect();
+        done.len() >= n
+    });
+    json(dir, &["job", "disable", "clock"]);
+    done
 }
 
 /// Live `sleep MARKER` processes.

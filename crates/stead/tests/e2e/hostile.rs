@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -351,11 +351,9 @@ fn a_socket_flood_that_exhausts_descriptors_neither_spins_nor_floods_the_log() {
 
 /// A pipe whose write end a child inherits as descriptor 5 (not close-on-exec).
 fn inherited_pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills both descriptors, which are then owned here.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    // SAFETY: just created, owned by nobody else.
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    // Both ends close-on-exec: only the descriptor 5 made of it in the child is inherited.
+    let (read, write) = std::io::pipe().expect("a pipe");
+    (read.into(), write.into())
 }
 
 #[test]
@@ -393,6 +391,22 @@ fn a_descriptor_the_client_inherited_reaches_neither_the_server_nor_its_runs() {
     let run = json(&dir, &["run", "fds", "--wait"]);
     let log = std::fs::read_to_string(run["log_path"].as_str().unwrap()).unwrap();
     assert_eq!(log, "0\n1\n2\n", "the run's shell had {log:?} open");
+}
+
+#[test]
+fn a_monitors_own_diagnostics_reach_the_monitors_log() {
+    let dir = StateDir::new();
+    add_job(&dir, "waits", &[], "sleep 300");
+    let run = json(&dir, &["run", "waits"]);
+    let id = run["id"].as_i64().unwrap();
+    let running = wait_status(&dir, id, "running");
+    let pid = running["monitor_pid"].as_u64().expect("its monitor's pid");
+    // Its stderr (what it says of itself: a plan it cannot read, a panic) is the
+    // monitors' log, not nowhere.
+    let stderr = std::fs::read_link(format!("/proc/{pid}/fd/2")).unwrap();
+    assert_eq!(stderr, dir.path().join("logs/monitors.log"));
+    json(&dir, &["cancel", &id.to_string()]);
+    wait_status(&dir, id, "cancelled");
 }
 
 /// `sleep MARKER` processes, started so that they leave the command's process group.
@@ -551,24 +565,6 @@ fn a_nul_byte_in_any_job_field_is_refused_with_nothing_changed() {
     assert_eq!(json(&dir, &["job", "ls"]), json!([]));
 }
 
-/// One request written by hand, with a body; the status and the whole answer.
-fn raw_request(api: &Api, head: &str, body: &[u8]) -> (u16, String) {
-    let mut stream = TcpStream::connect(api.authority()).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    stream.write_all(head.as_bytes()).unwrap();
-    // A server that refuses the body at its header may close before it is all sent.
-    let _ = stream.write_all(body);
-    let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer);
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
-    (status, answer)
-}
-
 #[test]
 fn bodies_hosts_targets_and_methods_the_api_does_not_take_are_refused() {
     let dir = StateDir::new();
@@ -576,8 +572,7 @@ fn bodies_hosts_targets_and_methods_the_api_does_not_take_are_refused() {
     let api = Api::start(&dir);
     let (host, token) = (api.authority().to_string(), api.token.clone());
     let post = |path: &str, body: &[u8], length: usize| {
-        raw_request(
-            &api,
+        api.raw_request(
             &format!(
                 "POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\
                  Content-Type: application/json\r\nContent-Length: {length}\r\n\
@@ -586,8 +581,14 @@ fn bodies_hosts_targets_and_methods_the_api_does_not_take_are_refused() {
             body,
         )
     };
-    // Bodies: what an endpoint would ignore is refused, and nothing is done.
-    for body in [&b"not json"[..], b"{\"env\": {\"A\": \"1\"}}", b"[]"] {
+    // Bodies: what an endpoint would ignore is refused, and nothing is done. Whitespace
+    // alone is not JSON (schemathesis found it taken for no body).
+    for body in [
+        &b"not json"[..],
+        b"{\"env\": {\"A\": \"1\"}}",
+        b"[]",
+        b" \n",
+    ] {
         let (status, answer) = post("/api/jobs/hello/disable", body, body.len());
         assert_eq!(status, 400, "{answer}");
         assert!(
@@ -606,6 +607,7 @@ fn bodies_hosts_targets_and_methods_the_api_does_not_take_are_refused() {
         b"[]",
         b"{\"envs\": {}}",
         b"{\"args\": \"x\"}",
+        b" ",
     ] {
         let (status, answer) = post("/api/jobs/hello/run", body, body.len());
         assert_eq!(status, 400, "{answer}");
@@ -618,8 +620,7 @@ fn bodies_hosts_targets_and_methods_the_api_does_not_take_are_refused() {
     assert_eq!(json(&dir, &["runs"]).as_array().unwrap().len(), 1);
 
     let get = |head: &str| {
-        raw_request(
-            &api,
+        api.raw_request(
             &format!("{head}Authorization: Bearer {token}\r\nConnection: close\r\n\r\n"),
             b"",
         )
@@ -642,8 +643,7 @@ fn bodies_hosts_targets_and_methods_the_api_does_not_take_are_refused() {
     assert_eq!(status, 400);
 
     // The Bearer scheme in any case; a name no job can have is a bad request.
-    let (status, _) = raw_request(
-        &api,
+    let (status, _) = api.raw_request(
         &format!(
             "GET /api/status HTTP/1.1\r\nHost: {host}\r\nAuthorization: bEARER {token}\r\nConnection: close\r\n\r\n"
         ),

@@ -357,12 +357,7 @@ fn lease_renewals(metrics: &str) -> u64 {
 fn a_configured_address_is_served_by_every_server_and_survives_restarts() {
     let dir = StateDir::new();
     let port = free_port();
-    std::fs::create_dir_all(dir.path()).unwrap();
-    std::fs::write(
-        dir.path().join("config.toml"),
-        format!("[http]\nlisten = \"127.0.0.1:{port}\"\n"),
-    )
-    .unwrap();
+    dir.write_config(&format!("[http]\nlisten = \"127.0.0.1:{port}\"\n"));
     let first = dir.status();
     assert_eq!(first["http"], format!("http://127.0.0.1:{port}"));
     let token = std::fs::read_to_string(dir.path().join("http-token")).unwrap();
@@ -402,12 +397,7 @@ fn unusable_http_addresses_are_refused_with_a_reason() {
     // client starting one on demand says why at once.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    std::fs::create_dir_all(dir.path()).unwrap();
-    std::fs::write(
-        dir.path().join("config.toml"),
-        format!("[http]\nlisten = \"127.0.0.1:{port}\"\n"),
-    )
-    .unwrap();
+    dir.write_config(&format!("[http]\nlisten = \"127.0.0.1:{port}\"\n"));
     let out = dir.run(&["status"]);
     assert_eq!(out.status.code(), Some(78), "{}", text(&out.stderr));
     assert!(

@@ -285,9 +285,11 @@ fn doctor_reports_a_healthy_directory() {
             "state_dir",
             "disk",
             "lock_file",
+            "secrets",
             "lease",
             "socket",
-            "ledger"
+            "ledger",
+            "sleep_inhibitor"
         ]
     );
     let human = text(&dir.run(&["doctor"]).stdout);

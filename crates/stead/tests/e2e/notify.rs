@@ -263,7 +263,7 @@ fn notifier_mistakes_are_refused_and_notifiers_are_listed_and_removed() {
     );
     assert_eq!(
         added["delivers"],
-        serde_json::json!(["failed", "not_resumed"])
+        serde_json::json!(["failed", "not_resumed", "overdue"])
     );
     // Nothing listens there: the test says so and exits 1.
     let down = Receiver::down();

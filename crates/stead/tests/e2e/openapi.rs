@@ -299,9 +299,15 @@ fn the_document_lists_exactly_the_routes_the_server_answers() {
     let spec = Spec::load();
     let dir = StateDir::new();
     let api = Api::start(&dir);
-    let index = api.get("/api");
-    spec.conforms("GET", "/api", &index);
-    let mut routed: BTreeSet<(String, String)> = index.json()["endpoints"]
+    spec.conforms("GET", "/api", &api.get("/api"));
+    assert_eq!(spec.operations(), routed(&api));
+}
+
+/// Every (METHOD, path) the server answers: the endpoints its index lists, and the page
+/// and its assets, which are not API endpoints but are documented (the script's modules
+/// as one path, `/assets/js/{module}.js`).
+fn routed(api: &Api) -> BTreeSet<(String, String)> {
+    let mut routed: BTreeSet<(String, String)> = api.get("/api").json()["endpoints"]
         .as_array()
         .unwrap()
         .iter()
@@ -312,12 +318,10 @@ fn the_document_lists_exactly_the_routes_the_server_answers() {
             )
         })
         .collect();
-    // The page and its assets are not API endpoints, but they are documented (the script's
-    // modules as one path, `/assets/js/{module}.js`).
     for (path, _) in dashboard_files() {
         routed.insert(("GET".into(), documented_asset(&path).into()));
     }
-    assert_eq!(spec.operations(), routed);
+    routed
 }
 
 #[test]
@@ -367,6 +371,16 @@ fn every_answer_matches_its_documented_schema() {
             "/api/runs/{id}",
         ),
         ("GET", "/api/runs/1/log".into(), "/api/runs/{id}/log"),
+        (
+            "GET",
+            "/api/runs/1/checkpoints".into(),
+            "/api/runs/{id}/checkpoints",
+        ),
+        (
+            "GET",
+            "/api/runs/424242/checkpoints".into(),
+            "/api/runs/{id}/checkpoints",
+        ),
         (
             "GET",
             "/api/runs/1/log?offset=999999".into(),
@@ -514,6 +528,8 @@ fn every_answer_matches_its_documented_schema() {
         ),
         ("/api/jobs/resting/pause", pause, json!("1h"), 400),
         ("/api/jobs/nope/pause", pause, json!({ "for": "1h" }), 404),
+        // Well formed, but the job has nothing to hold back: no schedule, after no job.
+        ("/api/jobs/params/pause", pause, json!({ "for": "1h" }), 409),
         (
             "/api/jobs/resting/unpause",
             "/api/jobs/{name}/unpause",
@@ -575,6 +591,157 @@ fn every_answer_matches_its_documented_schema() {
     let missing = api.send("GET", "/assets/js/nope.js", None);
     assert_eq!(missing.status, 404);
     spec.conforms("GET", "/assets/js/{module}.js", &missing);
+}
+
+/// What the handler of a route answers besides its success and what every route of its
+/// kind answers (below), read from the handlers: their errors' codes, with the status
+/// `status_of` gives each.
+fn handler_refusals(method: &str, path: &str) -> &'static [u16] {
+    match (method, path) {
+        ("GET", "/api/runs") => &[400],
+        (
+            "GET",
+            "/api/jobs/{name}" | "/api/runs/{id}" | "/api/runs/{id}/log" | "/api/readiness",
+        )
+        | (
+            "POST",
+            "/api/jobs/{name}/run"
+            | "/api/jobs/{name}/enable"
+            | "/api/jobs/{name}/disable"
+            | "/api/jobs/{name}/unpause",
+        ) => &[400, 404],
+        ("POST", "/api/jobs/{name}/pause" | "/api/runs/{id}/cancel") => &[400, 404, 409],
+        ("GET", "/assets/js/{module}.js") => &[404],
+        _ => &[],
+    }
+}
+
+#[test]
+fn every_status_each_route_can_answer_is_documented() {
+    let spec = Spec::load();
+    let dir = StateDir::new();
+    let api = Api::start(&dir);
+    for (method, path) in &routed(&api) {
+        let protected = path == "/metrics" || path.starts_with("/api");
+        // Before any route looks at it: a malformed request (absolute form, two Hosts, a
+        // body on a GET), the site rules, a body past the limit.
+        let mut can = vec![400, 403, 413];
+        if protected {
+            can.push(401);
+        }
+        // Whatever asks the ledger or the dispatcher: every route of the API but its index.
+        if protected && path != "/api" {
+            can.extend([500, 503]);
+        }
+        can.push(if path == "/api/jobs/{name}/run" {
+            201
+        } else {
+            200
+        });
+        can.extend(handler_refusals(method, path));
+        let op = &spec.doc["paths"][path][method.to_lowercase()];
+        let missing: Vec<u16> = can
+            .into_iter()
+            .filter(|status| op["responses"].get(status.to_string()).is_none())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{method} {path} can answer {missing:?}, which the document does not declare"
+        );
+    }
+}
+
+/// A method a path does not take is answered 405 with the one it takes in `Allow`,
+/// whatever the request carries (schemathesis found a TRACE with a body answered 400),
+/// before anything else about it is judged, and nothing is done.
+#[test]
+fn a_method_a_path_does_not_take_is_405_naming_the_one_it_takes() {
+    let spec = Spec::load();
+    let dir = StateDir::new();
+    add_job(&dir, "hello", &["--every", "1h"], "echo hi");
+    let api = Api::start(&dir);
+    let big = format!("{{\"a\": \"{}\"}}", "x".repeat(100 * 1024));
+    // Each with the method its path takes, as the document has it.
+    for (method, path, body, takes) in [
+        ("TRACE", "/api/runs", "{\"a\": 1}", ("GET", "/api/runs")),
+        (
+            "TRACE",
+            "/api/jobs/hello/run",
+            "",
+            ("POST", "/api/jobs/{name}/run"),
+        ),
+        (
+            "PATCH",
+            "/api/jobs/hello/run",
+            "{}",
+            ("POST", "/api/jobs/{name}/run"),
+        ),
+        (
+            "PATCH",
+            "/api/jobs/hello",
+            "not json",
+            ("GET", "/api/jobs/{name}"),
+        ),
+        ("DELETE", "/api/jobs/hello", "", ("GET", "/api/jobs/{name}")),
+        (
+            "DELETE",
+            "/api/runs/1/cancel",
+            "{}",
+            ("POST", "/api/runs/{id}/cancel"),
+        ),
+        (
+            "PUT",
+            "/api/jobs/hello/pause",
+            "{\"for\": \"1h\"}",
+            ("POST", "/api/jobs/{name}/pause"),
+        ),
+        (
+            "PUT",
+            "/api/jobs/hello/disable",
+            big.as_str(),
+            ("POST", "/api/jobs/{name}/disable"),
+        ),
+        ("OPTIONS", "/api/status", "", ("GET", "/api/status")),
+        (
+            "GET",
+            "/api/jobs/hello/run",
+            "",
+            ("POST", "/api/jobs/{name}/run"),
+        ),
+        ("POST", "/api/runs", "{}", ("GET", "/api/runs")),
+        ("POST", "/", "", ("GET", "/")),
+        (
+            "DELETE",
+            "/assets/js/main.js",
+            "",
+            ("GET", "/assets/js/{module}.js"),
+        ),
+        ("HEAD", "/api/status", "", ("GET", "/api/status")),
+    ] {
+        let answer = api.any(method, path, body);
+        let what = format!("{method} {path}: {}", answer.text());
+        assert_eq!(answer.status, 405, "{what}");
+        assert!(
+            spec.operations()
+                .contains(&(takes.0.to_string(), takes.1.to_string())),
+            "{takes:?} is documented"
+        );
+        assert_eq!(answer.header("allow"), Some(takes.0), "{what}");
+        if method != "HEAD" {
+            assert_eq!(answer.json()["code"], "method_not_allowed", "{what}");
+            spec.check(
+                &json!({ "$ref": "#/components/schemas/Error" }),
+                &answer.json(),
+                &what,
+            );
+        }
+    }
+    // Nothing was done, and a path that is not routed is still not found.
+    let hello = json(&dir, &["job", "show", "hello"]);
+    assert_ne!(hello["enabled"], false, "{hello}");
+    assert!(hello["paused_until"].is_null(), "{hello}");
+    assert!(json(&dir, &["runs"]).as_array().unwrap().is_empty());
+    assert_eq!(api.any("DELETE", "/api/nothing", "{}").status, 404);
 }
 
 /// Checks that the fixture's answers carry every field the document says is absent when

@@ -12,10 +12,6 @@ fn echo_job(dir: &StateDir, extra: &[&str], script: &str) {
     add_job(dir, "echo", extra, script);
 }
 
-fn log_of(dir: &StateDir, id: i64) -> String {
-    text(&dir.run(&["logs", &id.to_string()]).stdout)
-}
-
 #[test]
 fn parameters_reach_the_command_are_recorded_and_do_not_leak_into_the_next_run() {
     let dir = StateDir::new();

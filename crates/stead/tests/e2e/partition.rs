@@ -2,100 +2,17 @@
 //! monitors and commands run in a network namespace of the test's own and reach a
 //! private PostgreSQL over a veth pair (with a URL of p's own); host q reaches it over
 //! loopback. Bringing the pair's host end down cuts p off from the database, while p's
-//! own socket, files and processes go on as on a real machine whose link dropped.
+//! own socket, files and processes go on as on a real machine whose link dropped. Its
+//! cut run, resumed on q, cannot overwrite the checkpoints its resume recorded.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::harness::*;
+use crate::netns::NetNs;
 use crate::private_pg::PrivatePostgres;
-
-/// A network namespace joined to this one by a veth pair on a /30 of its own; removed
-/// (with the pair) when dropped, even when the test fails.
-struct NetNs {
-    name: String,
-    host_end: String,
-    /// This side's address (where the database listens for the namespace).
-    host_ip: String,
-    /// The pair's network, `10.231.N.0/30`.
-    subnet: String,
-}
-
-fn ip(args: &[&str]) {
-    run_checked(
-        Command::new("ip").args(args),
-        &format!("ip {args:?} (iproute2: scripts/setup-faults installs it)"),
-    );
-}
-
-impl NetNs {
-    fn create() -> Self {
-        let tag = std::process::id() % 100_000;
-        let subnet = 1 + std::process::id() % 250;
-        let ns = Self {
-            name: format!("stead-p{tag}"),
-            host_end: format!("stp{tag}h"),
-            host_ip: format!("10.231.{subnet}.1"),
-            subnet: format!("10.231.{subnet}.0/30"),
-        };
-        let inner = format!("stp{tag}n");
-        let inner_ip = format!("10.231.{subnet}.2/30");
-        ip(&["netns", "add", &ns.name]);
-        ip(&[
-            "link",
-            "add",
-            &ns.host_end,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            &inner,
-        ]);
-        ip(&["link", "set", &inner, "netns", &ns.name]);
-        ip(&[
-            "addr",
-            "add",
-            &format!("{}/30", ns.host_ip),
-            "dev",
-            &ns.host_end,
-        ]);
-        ip(&["link", "set", &ns.host_end, "up"]);
-        ip(&[
-            "netns", "exec", &ns.name, "ip", "addr", "add", &inner_ip, "dev", &inner,
-        ]);
-        ip(&["netns", "exec", &ns.name, "ip", "link", "set", &inner, "up"]);
-        ip(&["netns", "exec", &ns.name, "ip", "link", "set", "lo", "up"]);
-        ns
-    }
-
-    /// The partition: the namespace's packets to the database go nowhere.
-    fn cut(&self) {
-        ip(&["link", "set", &self.host_end, "down"]);
-    }
-
-    fn heal(&self) {
-        ip(&["link", "set", &self.host_end, "up"]);
-    }
-}
-
-impl Drop for NetNs {
-    fn drop(&mut self) {
-        for args in [
-            vec!["netns", "del", self.name.as_str()],
-            vec!["link", "del", self.host_end.as_str()],
-        ] {
-            let _ = Command::new("ip")
-                .args(&args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
 
 fn host(url: &str, name: &str) -> StateDir {
     let mut dir = StateDir::new();
@@ -115,10 +32,6 @@ fn stamps(path: &Path) -> Vec<i64> {
         .collect()
 }
 
-fn now_ns() -> i64 {
-    jiff::Timestamp::now().as_nanosecond() as i64
-}
-
 fn host_state(view: &Value, name: &str) -> Option<String> {
     view["hosts"]
         .as_array()?
@@ -128,19 +41,26 @@ fn host_state(view: &Value, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-#[test]
-fn a_partitioned_host_stops_a_run_resumed_elsewhere_within_the_bound_and_rejoins() {
+/// A private PostgreSQL, host p in a network namespace of its own reaching it through the
+/// veth pair with a URL of its own (serving), and host q reaching it over loopback (not
+/// started yet). The namespace goes last, after the hosts and the database.
+fn two_hosts() -> (NetNs, PrivatePostgres, StateDir, StateDir) {
     let ns = NetNs::create();
     let pg = PrivatePostgres::start_configured(
         &format!("127.0.0.1,{}", ns.host_ip),
         "",
         &format!("host all all {} trust", ns.subnet),
     );
-    // p reaches the database through the veth pair, with a URL of its own.
     let mut p = host(&pg.url_at(&ns.host_ip), "p");
     p.run_in_netns(&ns.name);
     let q = host(&pg.url(), "q");
     p.status();
+    (ns, pg, p, q)
+}
+
+#[test]
+fn a_partitioned_host_stops_a_run_resumed_elsewhere_within_the_bound_and_rejoins() {
+    let (ns, _pg, p, q) = two_hosts();
     let out = p.root().join("out");
     std::fs::create_dir(&out).unwrap();
     // Each copy writes a timestamp every 50 ms to a file of its own run.
@@ -246,4 +166,87 @@ fn a_partitioned_host_stops_a_run_resumed_elsewhere_within_the_bound_and_rejoins
     wait_status(&q, resumed["id"].as_i64().unwrap(), "succeeded");
     let runs = json(&q, &["runs", "--job", "work"]);
     assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+}
+
+/// The value of `name` in an `env` dump.
+fn env_var(dump: &str, name: &str) -> String {
+    dump.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("no {name} in {dump}"))
+        .to_string()
+}
+
+#[test]
+fn a_partitioned_hosts_cut_run_cannot_overwrite_what_its_resume_recorded() {
+    let (ns, _pg, p, q) = two_hosts();
+    let out = p.root().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let f = |n: &str| out.join(n).display().to_string();
+    // Attempt 1 (on p) records a checkpoint and what it runs with, then works on;
+    // attempt 2 (on q) reads it, records its own, and waits to be let go.
+    let script = format!(
+        "S={stead}
+if [ $STEAD_ATTEMPT = 1 ]; then
+  $S checkpoint set owner p && env > {env}.tmp && mv {env}.tmp {env}
+  while :; do sleep 0.05; done
+fi
+$S checkpoint get owner > {seen}
+$S checkpoint set owner q && touch {resumed}
+while [ ! -e {done} ]; do sleep 0.05; done",
+        stead = env!("CARGO_BIN_EXE_stead"),
+        env = f("env"),
+        seen = f("seen"),
+        resumed = f("resumed"),
+        done = f("done"),
+    );
+    add_job(&p, "work", &["--resume-on", "any"], &script);
+    let id = json(&p, &["run", "work"])["id"].as_i64().unwrap();
+    wait_until("the first attempt recorded its checkpoint", || {
+        out.join("env").exists()
+    });
+    let dump = std::fs::read_to_string(out.join("env")).unwrap();
+    let token = env_var(&dump, "STEAD_RUN_TOKEN");
+    q.status();
+
+    ns.cut();
+    wait_until("the resume on q recorded its checkpoint", || {
+        out.join("resumed").exists()
+    });
+    assert_eq!(
+        std::fs::read_to_string(out.join("seen")).unwrap().trim(),
+        "p",
+        "the resume on another host reads what the cut run recorded"
+    );
+    let resumed = children_of(&q, "work", id)
+        .into_iter()
+        .next()
+        .expect("a resume");
+    assert_eq!(resumed["machine_id"], "machine-q");
+
+    // The link back, and a write with the cut run's credentials from its host while its
+    // resume runs: refused, nothing written.
+    ns.heal();
+    wait_until("p serves again", || {
+        host_state(&json(&q, &["hosts"]), "p").as_deref() == Some("serving")
+    });
+    let late = p
+        .stead(&["checkpoint", "set", "owner", "late"])
+        .env("STEAD_RUN_ID", id.to_string())
+        .env("STEAD_RUN_TOKEN", &token)
+        .output()
+        .unwrap();
+    assert_eq!(late.status.code(), Some(1), "{}", text(&late.stderr));
+    assert!(
+        text(&late.stderr).contains(&format!(
+            "run {id} no longer holds its idempotency key (run {} holds it now)",
+            resumed["id"]
+        )),
+        "{}",
+        text(&late.stderr)
+    );
+    std::fs::write(out.join("done"), "").unwrap();
+    wait_status(&q, resumed["id"].as_i64().unwrap(), "succeeded");
+    let all = json(&q, &["checkpoint", "ls", "--run", &id.to_string()]);
+    assert_eq!(all["checkpoints"][0]["value"], "q", "{all:#}");
+    assert_eq!(all["checkpoints"][0]["run_id"], resumed["id"]);
 }

@@ -95,7 +95,11 @@ fn unpause_ends_a_pause_at_once_and_mistakes_are_refused() {
     }
     add_job(&dir, "by-hand", &[], "true");
     let out = dir.run(&["job", "pause", "by-hand", "--for", "1m"]);
-    assert_eq!(out.status.code(), Some(65));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a conflict with the job as it is"
+    );
     assert!(
         text(&out.stderr).contains("a pause would hold back nothing"),
         "{}",

@@ -58,6 +58,24 @@ fn jobs_run_and_outlive_a_crashed_server_on_postgres() {
     );
 }
 
+/// A fire taken ahead whose mark is answered late (debug builds'
+/// `STEAD_TEST_MARK_LATE_MS`) records, on PostgreSQL too, when its command started:
+/// its end, written through the server's group commit, corrects the mark.
+#[test]
+fn a_fires_start_is_its_commands_on_postgres() {
+    let db = ScratchDb::create();
+    let mut dir = on(&db);
+    dir.set_env("STEAD_FIRE_LEAD_MS", "300");
+    dir.set_env("STEAD_TEST_MARK_LATE_MS", "800");
+    for run in clock_fires(&dir, "2s", 1) {
+        let own = started_on_its_own_clock(&run);
+        assert!(
+            own >= ms_of(run["scheduled_at"].as_str().unwrap()) + 300,
+            "{run}"
+        );
+    }
+}
+
 #[test]
 fn an_unreachable_postgres_is_named_and_nothing_starts() {
     let mut dir = StateDir::new();

@@ -7,6 +7,8 @@
 //! [`PrivatePostgres::start_tls`] starts one that speaks only TLS: a CA and a server
 //! certificate made with `openssl` in the same temporary directory, `ssl = on`, and a
 //! pg_hba.conf of `hostssl` lines alone, so a plain connection is refused.
+//! [`PrivatePostgres::start_self_signed`] starts the same with the certificate the
+//! PostgreSQL manual tells how to make: self-signed, and a CA's.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -25,6 +27,15 @@ pub struct Certs {
     pub ca: PathBuf,
     /// A CA that signed nothing the server shows.
     pub other_ca: PathBuf,
+}
+
+/// The certificates of a server started with [`PrivatePostgres::start_self_signed`].
+pub struct SelfSigned {
+    /// The server's own: self-signed, a CA's (`basicConstraints CA:TRUE`), naming
+    /// `localhost` in its Common Name alone (no subjectAltName).
+    pub cert: PathBuf,
+    /// Another made the same way, which the server does not show.
+    pub other: PathBuf,
 }
 
 impl PrivatePostgres {
@@ -56,9 +67,7 @@ impl PrivatePostgres {
     /// A server that accepts TLS connections only, on 127.0.0.1 and 127.0.0.2 (an
     /// address its certificate does not name).
     pub fn start_tls() -> (Self, Certs) {
-        let pg = Self::init("127.0.0.1,127.0.0.2");
-        let tls = pg.dir.path().join("tls");
-        std::fs::create_dir(&tls).unwrap();
+        let (pg, tls) = Self::init_tls();
         let certs = Certs {
             ca: tls.join("ca.crt"),
             other_ca: tls.join("other-ca.crt"),
@@ -111,15 +120,65 @@ impl PrivatePostgres {
                 "server.crt",
             ],
         );
+        pg.serve_tls(&tls);
+        (pg, certs)
+    }
+
+    /// A server as [`PrivatePostgres::start_tls`]'s, showing a certificate made by the
+    /// PostgreSQL manual's recipe ("To create a simple self-signed certificate for the
+    /// server"), for `localhost`.
+    pub fn start_self_signed() -> (Self, SelfSigned) {
+        let (pg, tls) = Self::init_tls();
+        for name in ["server", "other"] {
+            let (crt, key) = (format!("{name}.crt"), format!("{name}.key"));
+            openssl(
+                &tls,
+                &[
+                    "req",
+                    "-new",
+                    "-x509",
+                    "-days",
+                    "365",
+                    "-nodes",
+                    "-text",
+                    "-out",
+                    &crt,
+                    "-keyout",
+                    &key,
+                    "-subj",
+                    "/CN=localhost",
+                ],
+            );
+        }
+        pg.serve_tls(&tls);
+        let certs = SelfSigned {
+            cert: tls.join("server.crt"),
+            other: tls.join("other.crt"),
+        };
+        (pg, certs)
+    }
+
+    /// Initialized, on 127.0.0.1 and 127.0.0.2 (an address no certificate names), with
+    /// a directory for its certificates.
+    fn init_tls() -> (Self, PathBuf) {
+        let pg = Self::init("127.0.0.1,127.0.0.2");
+        let tls = pg.dir.path().join("tls");
+        std::fs::create_dir(&tls).unwrap();
+        (pg, tls)
+    }
+
+    /// Starts it with `tls/server.crt` and `tls/server.key`, accepting TLS connections
+    /// only.
+    fn serve_tls(&self, tls: &Path) {
         // PostgreSQL reads a key only if its own user owns it, readable by nobody else.
         let key = tls.join("server.key");
         chown_to_postgres(&key);
         std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
             .unwrap();
         chown_to_postgres(&tls.join("server.crt"));
-        chown_to_postgres(&tls);
+        chown_to_postgres(tls);
 
-        let data = pg.data();
+        let data = self.data();
         let mut conf = std::fs::OpenOptions::new()
             .append(true)
             .open(data.join("postgresql.conf"))
@@ -140,8 +199,7 @@ impl PrivatePostgres {
             "hostssl all all 127.0.0.1/32 trust\nhostssl all all 127.0.0.2/32 trust\n",
         )
         .unwrap();
-        pg.ctl(&["start", "-w", "-t", "30"]);
-        (pg, certs)
+        self.ctl(&["start", "-w", "-t", "30"]);
     }
 
     /// Initialized, not started: the guard exists from here on.

@@ -145,12 +145,7 @@ fn fires_wait_for_the_queue_instead_of_being_skipped() {
 #[test]
 fn the_hosts_default_limit_holds_jobs_without_a_queue_in_order() {
     let dir = StateDir::new();
-    std::fs::create_dir_all(dir.path()).unwrap();
-    std::fs::write(
-        dir.path().join("config.toml"),
-        "[queues]\ndefault_parallel = 1\n",
-    )
-    .unwrap();
+    dir.write_config("[queues]\ndefault_parallel = 1\n");
     let book = dir.root().join("book");
     add_job(&dir, "a", &["--concurrency", "allow"], &recorded(&book));
     add_job(&dir, "b", &["--concurrency", "allow"], &recorded(&book));

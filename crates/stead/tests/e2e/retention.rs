@@ -222,18 +222,15 @@ fn the_server_prunes_by_itself_on_its_interval() {
 #[test]
 fn retention_settings_are_checked() {
     let dir = pruned_on_request();
-    std::fs::create_dir_all(dir.path()).unwrap();
-    std::fs::write(
-        dir.path().join("config.toml"),
-        "[retention]\nlogs_max_total_bytes = 0\n",
-    )
-    .unwrap();
+    dir.write_config("[retention]\nlogs_max_total_bytes = 0\n");
     let out = dir.run(&["status"]);
     assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(78), "{stderr}");
     assert!(
-        text(&out.stderr).contains("logs_max_total_bytes must be greater than zero"),
-        "{}",
-        text(&out.stderr)
+        stderr.contains("invalid [retention] logs_max_total_bytes = 0 in ")
+            && stderr.contains("config.toml: it must be greater than zero"),
+        "{stderr}"
     );
 }
 

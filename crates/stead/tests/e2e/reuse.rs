@@ -8,8 +8,8 @@
 use serde_json::Value;
 
 use crate::harness::{
-    StateDir, add_job, is_alive, json, monitor_of, ran, run_of, signal, wait_status, wait_until,
-    writes_its_id,
+    StateDir, WRITES_ITS_START, add_job, is_alive, json, monitor_of, ms_of, ran, run_of, signal,
+    started_on_its_own_clock, wait_status, wait_until, writes_its_id,
 };
 
 /// Tries of a scenario that needs a run admitted while the last run's monitor still
@@ -176,7 +176,29 @@ fn a_run_cancelled_before_its_waiting_monitor_has_it_never_starts() {
             .contains("before it started"),
         "{run}"
     );
+    assert!(run["started_at"].is_null(), "it never started: {run}");
     assert_eq!(ran(&file).get(&id), None, "its command never ran");
+}
+
+/// A run taken by a waiting monitor is marked running from its admission, and its
+/// command starts once it is handed over (held back here: debug builds'
+/// `STEAD_TEST_HAND_OVER_LATE`): its end records when the command started.
+#[test]
+fn a_run_taken_by_a_waiting_monitor_records_when_its_command_started() {
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_TEST_HAND_OVER_LATE", "clock:500");
+    add_job(&dir, "quick", &["--concurrency", "allow"], "true");
+    let mut add = vec!["job", "add", "clock", "--"];
+    add.extend(WRITES_ITS_START);
+    json(&dir, &add);
+    let admitted = a_run_taken_by_a_waiting_monitor(&dir, "quick", "clock");
+    let run = wait_status(&dir, admitted["id"].as_i64().unwrap(), "succeeded");
+    started_on_its_own_clock(&run);
+    let marked = ms_of(admitted["started_at"].as_str().unwrap());
+    assert!(
+        ms_of(run["started_at"].as_str().unwrap()) >= marked + 400,
+        "the start is the command's, not the admission's: {run}"
+    );
 }
 
 /// The server is SIGKILLed between the commit that marked the run for a waiting monitor
@@ -203,6 +225,8 @@ fn a_server_killed_before_handing_over_a_marked_run_leaves_it_settled_and_never_
         run["reason"].as_str().unwrap_or("").contains("monitor"),
         "{run}"
     );
+    // No end came from a monitor to say otherwise: the mark stays.
+    assert_eq!(run["started_at"], admitted["started_at"], "{run}");
     let counts = ran(&file);
     assert_eq!(counts.get(&id), None, "{counts:?}");
     assert!(!counts.is_empty(), "the runs before it ran");

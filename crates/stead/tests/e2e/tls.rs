@@ -1,13 +1,16 @@
 //! TLS to PostgreSQL, end to end: the real `stead` binary against a private PostgreSQL
 //! that accepts TLS connections only (`hostssl` lines alone), with a certificate for
-//! `localhost` and 127.0.0.1 signed by a CA of the test's own. What must work works; a
+//! `localhost` and 127.0.0.1 signed by a CA of the test's own, or with the self-signed
+//! certificate the PostgreSQL manual tells how to make. What must work works; a
 //! certificate that does not verify, a plain connection and a missing TLS offer are
 //! refused with exit 74, a message naming the problem, no password, and no server left.
+
+use std::path::Path;
 
 use stead_store::postgres::connect_url;
 
 use crate::harness::*;
-use crate::private_pg::{Certs, PrivatePostgres};
+use crate::private_pg::PrivatePostgres;
 
 /// `postgres://postgres:secret@HOST:PORT/postgres?QUERY`: the password is there to be
 /// left out of every message (the server trusts the test and never asks for it).
@@ -24,7 +27,7 @@ fn on(url: &str) -> StateDir {
     dir
 }
 
-fn root(path: &std::path::Path) -> String {
+fn root(path: &Path) -> String {
     format!("sslrootcert={}", path.display())
 }
 
@@ -60,12 +63,12 @@ fn refused(dir: &StateDir) -> String {
 }
 
 /// How many of the server's connections to `pg` are encrypted, asked over a connection
-/// verified against `certs.ca`.
-fn stead_tls_sessions(pg: &PrivatePostgres, certs: &Certs) -> i64 {
+/// verified against `trusted`.
+fn stead_tls_sessions(pg: &PrivatePostgres, trusted: &Path) -> i64 {
     let mut client = connect_url(&url(
         pg,
         "localhost",
-        &format!("sslmode=verify-full&{}", root(&certs.ca)),
+        &format!("sslmode=verify-full&{}", root(trusted)),
     ))
     .unwrap();
     client
@@ -78,12 +81,25 @@ fn stead_tls_sessions(pg: &PrivatePostgres, certs: &Certs) -> i64 {
         .get(0)
 }
 
+/// Connects to `url` and checks, server-side, that the session is encrypted.
+fn connects_encrypted(url: &str) {
+    let mut client = connect_url(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+    let ssl: bool = client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(ssl, "{url}");
+}
+
 #[test]
 fn require_encrypts_and_a_job_runs() {
     let (pg, certs) = PrivatePostgres::start_tls();
     let dir = on(&url(&pg, "127.0.0.1", "sslmode=require"));
     serves_and_runs_a_job(&dir);
-    assert!(stead_tls_sessions(&pg, &certs) >= 1);
+    assert!(stead_tls_sessions(&pg, &certs.ca) >= 1);
 }
 
 #[test]
@@ -117,15 +133,7 @@ fn verify_full_with_the_right_ca_works_by_name() {
             certs.ca.display()
         ),
     ] {
-        let mut client = connect_url(&good).unwrap_or_else(|e| panic!("{good}: {e}"));
-        let ssl: bool = client
-            .query_one(
-                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
-                &[],
-            )
-            .unwrap()
-            .get(0);
-        assert!(ssl, "{good}");
+        connects_encrypted(&good);
     }
 }
 
@@ -173,29 +181,29 @@ fn a_plain_connection_is_refused_by_a_tls_only_server() {
     assert!(stderr.contains("no encryption"), "{stderr}");
 }
 
+/// Under `verify-full` with `trusted`, an address of the server that its certificate
+/// does not name, and a host name it lacks reached at an address (libpq's hostaddr), are
+/// refused as a name mismatch naming the host.
+fn refuses_names_the_certificate_lacks(pg: &PrivatePostgres, trusted: &Path, address: &str) {
+    let verify = format!("sslmode=verify-full&{}", root(trusted));
+    let by_name = format!(
+        "postgres://postgres:secret@db.invalid:{}/postgres?hostaddr=127.0.0.1&{verify}",
+        pg.port
+    );
+    for (url, host) in [
+        (url(pg, address, &verify), address),
+        (by_name, "db.invalid"),
+    ] {
+        let stderr = refused(&on(&url));
+        assert!(stderr.contains("name mismatch"), "{stderr}");
+        assert!(stderr.contains(host), "{stderr}");
+    }
+}
+
 #[test]
 fn verify_full_refuses_a_name_the_certificate_lacks() {
     let (pg, certs) = PrivatePostgres::start_tls();
-    // An address of the same server that its certificate does not name.
-    let dir = on(&url(
-        &pg,
-        "127.0.0.2",
-        &format!("sslmode=verify-full&{}", root(&certs.ca)),
-    ));
-    let stderr = refused(&dir);
-    assert!(stderr.contains("name mismatch"), "{stderr}");
-    assert!(stderr.contains("127.0.0.2"), "{stderr}");
-
-    // A host name the certificate lacks, reached at an address (libpq's hostaddr).
-    let dir = on(&format!(
-        "postgres://postgres:secret@db.invalid:{}/postgres?hostaddr=127.0.0.1&\
-         sslmode=verify-full&{}",
-        pg.port,
-        root(&certs.ca)
-    ));
-    let stderr = refused(&dir);
-    assert!(stderr.contains("name mismatch"), "{stderr}");
-    assert!(stderr.contains("db.invalid"), "{stderr}");
+    refuses_names_the_certificate_lacks(&pg, &certs.ca, "127.0.0.2");
 }
 
 #[test]
@@ -225,4 +233,76 @@ fn an_unreadable_root_file_is_a_configuration_error() {
     );
     assert!(!stderr.contains("secret"), "the password leaked: {stderr}");
     wait_until("no server is left running", || dir.server_pids().is_empty());
+}
+
+/// The PostgreSQL manual's self-signed certificate, a CA's naming `localhost` in its
+/// Common Name alone, is the whole chain when sslrootcert lists it, as in libpq.
+#[test]
+fn a_self_signed_certificate_listed_in_sslrootcert_is_trusted() {
+    let (pg, certs) = PrivatePostgres::start_self_signed();
+    let dir = on(&url(
+        &pg,
+        "localhost",
+        &format!("sslmode=verify-full&{}", root(&certs.cert)),
+    ));
+    serves_and_runs_a_job(&dir);
+    assert!(stead_tls_sessions(&pg, &certs.cert) >= 1);
+
+    // verify-ca, and require with the file (verifying as verify-ca), do not look at the
+    // name; the file may list other certificates besides.
+    let both = certs.cert.with_file_name("both.crt");
+    let pem = [&certs.other, &certs.cert].map(|p| std::fs::read_to_string(p).unwrap());
+    std::fs::write(&both, pem.concat()).unwrap();
+    for good in [
+        url(
+            &pg,
+            "127.0.0.1",
+            &format!("sslmode=verify-ca&{}", root(&certs.cert)),
+        ),
+        url(
+            &pg,
+            "127.0.0.2",
+            &format!("sslmode=require&{}", root(&certs.cert)),
+        ),
+        url(
+            &pg,
+            "localhost",
+            &format!("sslmode=verify-full&{}", root(&both)),
+        ),
+    ] {
+        connects_encrypted(&good);
+    }
+}
+
+#[test]
+fn a_listed_self_signed_certificate_must_still_name_the_host() {
+    let (pg, certs) = PrivatePostgres::start_self_signed();
+    // Its only name is localhost: an address is not one (libpq: "server certificate for
+    // "localhost" does not match host name "127.0.0.1"").
+    refuses_names_the_certificate_lacks(&pg, &certs.cert, "127.0.0.1");
+}
+
+#[test]
+fn another_self_signed_certificate_is_refused() {
+    let (pg, certs) = PrivatePostgres::start_self_signed();
+    for mode in ["verify-full", "verify-ca", "require"] {
+        let dir = on(&url(
+            &pg,
+            "localhost",
+            &format!("sslmode={mode}&{}", root(&certs.other)),
+        ));
+        let stderr = refused(&dir);
+        assert!(
+            stderr.contains("certificate verification failed"),
+            "{mode}: {stderr}"
+        );
+        assert!(
+            stderr.contains("a CA certificate that is not itself trusted"),
+            "{mode}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&certs.other.display().to_string()),
+            "{mode}: {stderr}"
+        );
+    }
 }

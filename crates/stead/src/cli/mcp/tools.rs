@@ -24,12 +24,14 @@ use stead_client::{Client, Connection};
 use stead_core::schedule;
 use stead_protocol::{
     ApplyParams, HoldSpec, JobSpec, Run, RunFilter, RunParams, RunStatus, STEAD_SERVICE,
+    SleepFilter, method,
 };
 
 use super::Stead;
 use crate::cli::errors::DataError;
 use crate::cli::gate::{self, GateArgs};
-use crate::cli::{restart, run};
+use crate::cli::output::OutputArgs;
+use crate::cli::restart;
 
 /// The longest any tool waits, whatever `timeout` it is given: an agent's call should
 /// come back while the agent still listens.
@@ -104,6 +106,13 @@ pub struct RunsListArgs {
     /// Leave out skipped rows (fires not run, overlaps)
     #[serde(default)]
     pub no_skipped: bool,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SleepListArgs {
+    /// At most this many sleeps (default 50, at most 10,000)
+    pub limit: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -318,11 +327,35 @@ impl Stead {
         .await
     }
 
-    /// One run: its status, times, exit, trigger, reason and what carries it on (as
-    /// `stead show ID --json`)
+    /// The sleeps the machine woke from, newest first: when, how long, on which host
+    /// (as `stead sleeps --json`); a run's `slept_ms` is how long it slept of them
+    #[tool(annotations(title = "List sleeps", read_only_hint = true, open_world_hint = false))]
+    async fn sleep_list(&self, Parameters(a): Parameters<SleepListArgs>) -> CallToolResult {
+        self.calling("sleeps", move |conn| {
+            Ok(conn.call::<method::SleepList>(&SleepFilter { limit: a.limit })?)
+        })
+        .await
+    }
+
+    /// One run: its status, times, exit, trigger, reason and what carries it on, and
+    /// its idempotency key's completed steps and checkpoint keys (as `stead show ID
+    /// --json`)
     #[tool(annotations(title = "Show a run", read_only_hint = true, open_world_hint = false))]
     async fn run_show(&self, Parameters(a): Parameters<RunIdArgs>) -> CallToolResult {
-        self.calling("run", move |conn| Ok(conn.run_get(a.id)?))
+        self.calling("run", move |conn| Ok(crate::cli::show::shown(conn, a.id)?))
+            .await
+    }
+
+    /// The checkpoints (keys and values) and completed steps a run's idempotency key
+    /// holds: what its resume or retry continues from (as `stead checkpoint ls --run ID
+    /// --json`)
+    #[tool(annotations(
+        title = "A run's checkpoints",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
+    async fn checkpoints(&self, Parameters(a): Parameters<RunIdArgs>) -> CallToolResult {
+        self.calling("checkpoints", move |conn| Ok(conn.checkpoint_list(a.id)?))
             .await
     }
 
@@ -426,7 +459,7 @@ impl Stead {
                 interval: "15s".into(),
                 window: a.window.unwrap_or_else(|| "90s".into()),
                 force: false,
-                json: true,
+                format: OutputArgs { json: true },
             };
             gate::wait(client, &args)
         })
@@ -494,7 +527,7 @@ impl Stead {
                 service: a.service,
                 force: a.force,
                 timeout: bounded(a.timeout.as_deref())?,
-                json: true,
+                format: OutputArgs { json: true },
             };
             Ok(restart::perform(client, &args)?.0)
         })
@@ -624,18 +657,9 @@ fn bounded(timeout: Option<&str>) -> Result<String, DataError> {
 fn last_attempt(
     client: &Client,
     conn: &mut Connection,
-    mut run: Run,
+    run: Run,
     deadline: Instant,
 ) -> anyhow::Result<Run> {
-    loop {
-        run = run::ended(client, conn, run, Some(deadline))?;
-        if !run.status.is_terminal() {
-            return Ok(run);
-        }
-        run = run::settled(client, conn, run, Some(deadline))?;
-        match run.followed_by {
-            Some(next) if Instant::now() < deadline => run = conn.run_get(next)?,
-            _ => return Ok(run),
-        }
-    }
+    let waited = conn.wait_final_until(run, deadline, || crate::cli::connect(client))?;
+    Ok(waited.into_run())
 }

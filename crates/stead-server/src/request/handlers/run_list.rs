@@ -1,0 +1,19 @@
+//! `run_list`: runs, newest first, filtered and paged.
+
+use std::sync::Arc;
+
+use stead_protocol::limits::MAX_RUN_LIST;
+use stead_protocol::{Run, RunFilter};
+
+use super::{Answer, invalid};
+use crate::request::ledger_calls::blocking;
+use crate::shared::Shared;
+
+pub async fn handle(shared: &Arc<Shared>, filter: RunFilter) -> Answer<Vec<Run>> {
+    if filter.limit.is_some_and(|l| l == 0 || l > MAX_RUN_LIST) {
+        return Err(invalid(format!(
+            "limit must be between 1 and {MAX_RUN_LIST}"
+        )));
+    }
+    blocking(shared, move |s| s.world.store.run_list(&filter)).await
+}
