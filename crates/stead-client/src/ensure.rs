@@ -40,7 +40,8 @@ pub trait Spawner {
 
 /// Spawns `PROGRAM [ARGS] --state-dir DIR serve --spawned`, detached in its own session
 /// with stdin and stdout on /dev/null, so it outlives the client and never holds the
-/// client's terminal or output.
+/// client's terminal or output, and without the variables of the run the client may be
+/// part of ([`stead_protocol::run_env`]).
 #[derive(Debug, Clone)]
 pub struct ServerSpawner {
     program: PathBuf,
@@ -73,6 +74,11 @@ impl Spawner for ServerSpawner {
             "--spawned".into(),
         ];
         let mut command = Command::new(&self.program);
+        // A server started from inside a run is the user's, not the run's: it carries
+        // neither the run's identity nor its secrets into the commands it runs.
+        for var in stead_protocol::run_env::left_out_of_a_server(|var| std::env::var(var).ok()) {
+            command.env_remove(var);
+        }
         command
             .args(args)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))

@@ -220,6 +220,13 @@ mod tests {
         assert!(!crate::run_token::token_matches(&plan, "guess"));
         assert_eq!(plan.env["STEAD_STATE_DIR"], "/state");
         assert_eq!(plan.env["STEAD_SCHEDULED_AT"], "");
+        // A server a command starts leaves out every variable stead set for the run.
+        for var in plan.env.keys().filter(|var| var.starts_with("STEAD_")) {
+            assert!(
+                stead_protocol::run_env::RUN_VARIABLES.contains(&var.as_str()),
+                "{var} is not listed as a run variable"
+            );
+        }
         // Only a fire on time waits for its instant.
         assert_eq!(plan.not_before, None);
     }

@@ -9,6 +9,7 @@
 
 use jiff::Timestamp;
 use stead_protocol::RunStatus;
+use stead_protocol::run_env::{SECRET_VARIABLES_VAR, secret_variables};
 
 use super::log::Log;
 use super::process_group;
@@ -20,7 +21,8 @@ use stead_core::runs::{CommandStart, MonitorPlan, RunEnd};
 const ALTERNATIVE_VAR: &str = "STEAD_ALTERNATIVE";
 
 /// What each command of the chain is made from: the plan, and the values of its
-/// secrets, which the commands get in their environment (and nothing else does).
+/// secrets, which the commands get in their environment (and nothing else does), with
+/// the names of their variables in `STEAD_SECRET_VARS`.
 #[derive(Debug, Clone, Copy)]
 pub struct Commands<'a> {
     pub plan: &'a MonitorPlan,
@@ -126,6 +128,10 @@ fn attempt(
     let started = process_group::command(commands.plan, argv).and_then(|mut cmd| {
         cmd.env(ALTERNATIVE_VAR, k.to_string());
         cmd.envs(commands.secret_env.iter().map(|(var, value)| (var, value)));
+        if !commands.secret_env.is_empty() {
+            let vars = commands.secret_env.iter().map(|(var, _)| var.as_str());
+            cmd.env(SECRET_VARIABLES_VAR, secret_variables(vars));
+        }
         at = Timestamp::now();
         process_group::spawn(&mut cmd)
     });
@@ -229,6 +235,19 @@ fn shown(argv: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server started by a command leaves out what the monitor adds to it.
+    #[test]
+    fn the_monitors_own_variables_are_run_variables() {
+        use stead_protocol::run_env::RUN_VARIABLES;
+        for var in [
+            ALTERNATIVE_VAR,
+            stead_sys::procs::MARKER_VAR,
+            SECRET_VARIABLES_VAR,
+        ] {
+            assert!(RUN_VARIABLES.contains(&var), "{var}");
+        }
+    }
 
     #[test]
     fn arguments_show_on_one_line() {

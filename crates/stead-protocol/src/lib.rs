@@ -11,7 +11,8 @@
 //!   types (`job.rs`, `run.rs`, `service.rs`, `status.rs`, and `monitor.rs` for what a
 //!   run's monitor tells its server);
 //! - [`limits`] both sides know, the [`exit`] codes, [`redact_url`], how a ledger's
-//!   URL travels without its password, and [`units`], how durations and sizes are written.
+//!   URL travels without its password, [`units`], how durations and sizes are written, and
+//!   [`run_env`], the variables stead gives a run's command.
 //!
 //! This crate holds data only (serde, no I/O), so any program can speak to stead by
 //! depending on it alone.
@@ -29,6 +30,7 @@ mod prune;
 mod queue;
 mod redact;
 mod run;
+pub mod run_env;
 mod service;
 mod sleep;
 mod status;

@@ -13,6 +13,9 @@
 //!   whose environment carries the run's marker ([`MARKER_VAR`], which the monitor gives
 //!   the command and every descendant inherits), with what lies below it.
 
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
 use crate::os;
 
 /// The environment variable through which a run's processes are recognised once they
@@ -51,9 +54,45 @@ pub fn process(pid: i32) -> Option<Proc> {
 
 /// The live processes descended from this one, zombies left out (whatever a zombie had
 /// was handed on as it exited); on macOS also those that carry `marker` in
-/// [`MARKER_VAR`] after launchd adopted them.
+/// [`MARKER_VAR`] after launchd adopted them. Left out too: every process that runs this
+/// very program, and what lies below it ([`apart_from_this_program`]).
 pub fn descendants(marker: &str) -> Vec<Proc> {
-    os::descendants(std::process::id() as i32, marker)
+    let me = std::process::id() as i32;
+    apart_from_this_program(os::descendants(me, marker), os::executable(me), |pid| {
+        os::executable(pid)
+    })
+}
+
+/// `found` without the processes that run `program` (read for each by `executable`) and
+/// those below them. A run's monitor runs stead's daemon program; so does a server that
+/// a command of the run started (`stead status` after the server it ran under stopped,
+/// a `stead restart` from an agent's turn), with its spawner and monitors. That server
+/// is the user's, serving every job: ending it with the run, and the runs it started
+/// since, would cut work that is no part of this run.
+fn apart_from_this_program(
+    found: Vec<Proc>,
+    program: Option<PathBuf>,
+    executable: impl Fn(i32) -> Option<PathBuf>,
+) -> Vec<Proc> {
+    let Some(program) = program else {
+        return found;
+    };
+    let ours: HashSet<i32> = found
+        .iter()
+        .filter(|p| executable(p.pid).as_ref() == Some(&program))
+        .map(|p| p.pid)
+        .collect();
+    if ours.is_empty() {
+        return found;
+    }
+    let parents: HashMap<i32, i32> = found.iter().map(|p| (p.pid, p.parent)).collect();
+    let below_ours = |p: &Proc| {
+        // Up the parent links the walk saw, at most once round them all.
+        std::iter::successors(Some(p.pid), |pid| parents.get(pid).copied())
+            .take(parents.len() + 1)
+            .any(|pid| ours.contains(&pid))
+    };
+    found.into_iter().filter(|p| !below_ours(p)).collect()
 }
 
 /// Makes this process a child subreaper, so its orphaned descendants are re-parented to
@@ -73,6 +112,48 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
+
+    /// Two processes of this program below the walk's root: each is left out with what
+    /// lies below it, and the rest is kept.
+    #[test]
+    fn a_process_of_this_program_is_left_out_with_its_subtree() {
+        let p = |pid, parent| Proc {
+            pid,
+            parent,
+            group: pid,
+            started: 1,
+            zombie: false,
+        };
+        // 10 is the root; 11 runs this program, 12 and 13 below it; 14 and 15 another.
+        let found = vec![
+            p(11, 10),
+            p(12, 11),
+            p(13, 12),
+            p(20, 10),
+            p(21, 20),
+            p(14, 21),
+        ];
+        let program = PathBuf::from("/bin/steadd");
+        let executable = |pid| match pid {
+            11 | 14 => Some(program.clone()),
+            _ => Some(PathBuf::from("/bin/sh")),
+        };
+        let kept = apart_from_this_program(found.clone(), Some(program.clone()), executable);
+        let pids: Vec<i32> = kept.iter().map(|p| p.pid).collect();
+        assert_eq!(pids, [20, 21]);
+        // Where this program's path cannot be read, nothing is left out.
+        assert_eq!(
+            apart_from_this_program(found.clone(), None, executable),
+            found
+        );
+    }
+
+    #[test]
+    fn this_process_runs_the_program_it_was_started_from() {
+        let me = std::process::id() as i32;
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(os::executable(me), Some(exe));
+    }
 
     #[test]
     fn this_process_is_seen_as_it_is() {

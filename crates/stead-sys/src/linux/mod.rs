@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 use rustix::process::{Pid, PidfdFlags, Signal};
 
-pub use proc::{argument_area, descendants, process, start_identity};
+pub use proc::{argument_area, descendants, executable, process, start_identity};
 
 // identity, machine
 

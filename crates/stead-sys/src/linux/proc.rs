@@ -2,7 +2,10 @@
 //! argument area.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
 
 use crate::procs::Proc;
 
@@ -107,6 +110,15 @@ fn all() -> Vec<Proc> {
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(process)
         .collect()
+}
+
+/// The program `pid` runs, by the path it was started from: a file replaced or removed
+/// since (an upgrade) still reads as that path.
+pub fn executable(pid: i32) -> Option<PathBuf> {
+    let link = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let raw = link.into_os_string().into_vec();
+    let path = raw.strip_suffix(b" (deleted)").map(<[u8]>::to_vec);
+    Some(PathBuf::from(OsString::from_vec(path.unwrap_or(raw))))
 }
 
 /// The live descendants of `root`, found by following parent links down from it.

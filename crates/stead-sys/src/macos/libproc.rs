@@ -2,7 +2,10 @@
 //! process, a process's environment.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
 
 use crate::procs::{Proc, marker_entry};
 
@@ -134,6 +137,16 @@ pub fn descendants(root: i32, marker: &str) -> Vec<Proc> {
     found.extend(adopted);
     below(&roots, &mut seen, &mut found);
     found
+}
+
+/// The program `pid` runs, by its path (`proc_pidpath`).
+pub fn executable(pid: i32) -> Option<PathBuf> {
+    let mut path = vec![0u8; libc::PROC_PIDPATHINFO_MAXSIZE as usize];
+    // SAFETY: `path` is writable for the length given.
+    let n = unsafe { libc::proc_pidpath(pid, path.as_mut_ptr().cast(), path.len() as u32) };
+    let n = usize::try_from(n).ok().filter(|&n| n > 0)?;
+    path.truncate(n);
+    Some(PathBuf::from(OsString::from_vec(path)))
 }
 
 /// Whether `entry` (`NAME=VALUE`) is in the environment of `pid` (one of this user's),

@@ -13,7 +13,7 @@ use rustix::event::kqueue::{Event, EventFilter, EventFlags, ProcessEvents};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketType};
 use rustix::process::Signal;
 
-pub use libproc::{descendants, process, start_identity};
+pub use libproc::{descendants, executable, process, start_identity};
 
 // identity, machine
 

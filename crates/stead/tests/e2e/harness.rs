@@ -323,7 +323,7 @@ const TEMP_PREFIX: &str = "stead-e2e.";
 /// makes sweeps the directories of dead owners first.
 fn temp_dir() -> tempfile::TempDir {
     static SWEPT: std::sync::Once = std::sync::Once::new();
-    SWEPT.call_once(sweep_orphans);
+    SWEPT.call_once(|| sweep_orphans(Path::new("/tmp")));
     let me = std::process::id();
     let start = start_time(me).expect("this process's start time");
     tempfile::Builder::new()
@@ -342,11 +342,11 @@ fn start_time(pid: u32) -> Option<u64> {
     fields.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// Ends the processes of, and removes, every temporary directory whose owning test
-/// process is gone without its guard having run (killed at its time limit): its servers
-/// would live on through the rest of the run, and past it.
-fn sweep_orphans() {
-    let Ok(entries) = std::fs::read_dir("/tmp") else {
+/// Ends the processes of, and removes, every temporary directory in `parent` whose owning
+/// test process is gone without its guard having run (killed at its time limit): its
+/// servers would live on through the rest of the run, and past it.
+fn sweep_orphans(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     for entry in entries.flatten() {
@@ -740,19 +740,26 @@ fn a_state_directory_whose_test_died_is_swept_by_the_next_test() {
     let start = start_time(pid);
     gone.wait().expect("reaped");
     let start = start.expect("read while it was a zombie");
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("{TEMP_PREFIX}{pid}.{start}."))
-        .tempdir_in("/tmp")
-        .expect("temp dir");
+    // In a directory of this test's own: in /tmp the first directory of any other test
+    // process would sweep it while this test still sets it up.
+    let parent = tempfile::tempdir().expect("temp dir");
+    let owned_by = |pid: u32, start: u64| {
+        tempfile::Builder::new()
+            .prefix(&format!("{TEMP_PREFIX}{pid}.{start}."))
+            .tempdir_in(parent.path())
+            .expect("temp dir")
+    };
+    let tmp = owned_by(pid, start);
     let root = tmp.path().canonicalize().unwrap();
     // Guarded all the same: should the sweep fail, this test's own guard ends the server.
     let dir = StateDir::at(tmp, root.join("state"));
     let server = dir.status()["pid"].as_u64().unwrap() as u32;
     // This process's own directory survives the sweep.
-    let mine = StateDir::new();
-    std::fs::write(mine.root().join("kept"), "").unwrap();
-    sweep_orphans();
+    let me = std::process::id();
+    let mine = owned_by(me, start_time(me).expect("this process's start time"));
+    std::fs::write(mine.path().join("kept"), "").unwrap();
+    sweep_orphans(parent.path());
     assert!(!is_alive(server), "the dead test's server was ended");
     assert!(!root.exists(), "the dead test's directory was removed");
-    assert!(mine.root().join("kept").exists());
+    assert!(mine.path().join("kept").exists());
 }

@@ -217,6 +217,94 @@ fn a_superseded_server_stops_without_touching_its_successor() {
     assert_eq!(lock["schema"], "stead.server-lock.v1");
 }
 
+/// A run's command stops the server it runs under and starts another (`stead status`),
+/// which then starts a run of another job. That server is the user's, not the run's: it
+/// outlives the run, with the run it started (both were below the run's monitor, whose
+/// sweep of what the command left behind used to end them), and none of the run's
+/// variables or secrets reach it or the commands it runs.
+#[test]
+fn a_server_a_run_started_outlives_the_run_and_inherits_none_of_its_secrets() {
+    const STEAD: &str = env!("CARGO_BIN_EXE_stead");
+    const SECRET: &str = "tok-7f41-a-restarters-own";
+    let dir = StateDir::new();
+    let out = dir.root().join("out");
+    std::fs::create_dir(&out).unwrap();
+    crate::secrets::set_secret(&dir, "API_TOKEN", SECRET);
+    let o = out.display();
+    add_job(
+        &dir,
+        "other",
+        &[],
+        &format!("env > {o}/env.tmp && mv {o}/env.tmp {o}/other.env; exec sleep 120"),
+    );
+    // Each file is written whole before its name appears: the test reads them as soon
+    // as they do.
+    add_job(
+        &dir,
+        "restarter",
+        &["--secret", "API_TOKEN"],
+        &format!(
+            "{STEAD} stop --json >/dev/null \
+             && {STEAD} status --json > {o}/status.tmp && mv {o}/status.tmp {o}/status.json \
+             && {STEAD} run other --json > {o}/other.tmp && mv {o}/other.tmp {o}/other.json"
+        ),
+    );
+    let first = dir.status()["pid"].as_u64().unwrap();
+    let id = json(&dir, &["run", "restarter"])["id"].as_i64().unwrap();
+    // Nothing of the test's own talks to stead meanwhile: the run's command alone starts
+    // the next server.
+    wait_until("the run started another server and a run of it", || {
+        out.join("other.json").exists()
+    });
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(out.join(name)).unwrap()).unwrap()
+    };
+    let started = read("status.json")["pid"].as_u64().unwrap();
+    let other = read("other.json")["id"].as_i64().unwrap();
+    assert_ne!(
+        started, first,
+        "the run's command started a server of its own"
+    );
+
+    let run = wait_status(&dir, id, "succeeded");
+    assert!(
+        is_alive(started as u32),
+        "the server the run started outlived it: {run:#}"
+    );
+    assert_eq!(
+        dir.status()["pid"].as_u64(),
+        Some(started),
+        "and still serves\n{}",
+        dir.log()
+    );
+    assert_eq!(
+        run_of(&dir, other)["status"],
+        "running",
+        "with the run it started"
+    );
+
+    // None of the run's secrets or variables went on to the server or its commands.
+    wait_until("the other run's command wrote its environment", || {
+        out.join("other.env").exists()
+    });
+    let env = std::fs::read_to_string(out.join("other.env")).unwrap();
+    assert!(env.contains(&format!("STEAD_RUN_ID={other}\n")), "{env}");
+    let server_env = std::fs::read(format!("/proc/{started}/environ")).unwrap();
+    let server_env = String::from_utf8_lossy(&server_env);
+    for (what, env) in [("its command", env.as_str()), ("the server", &server_env)] {
+        assert!(!env.contains(SECRET), "the secret reached {what}");
+        assert!(!env.contains("STEAD_SECRET_VARS"), "{what}: {env}");
+        assert!(
+            !env.contains(&format!("STEAD_RUN_ID={id}\n")),
+            "{what}: {env}"
+        );
+    }
+    assert!(!server_env.contains("STEAD_RUN_TOKEN"), "{server_env}");
+
+    json(&dir, &["cancel", &other.to_string()]);
+    wait_status(&dir, other, "cancelled");
+}
+
 #[test]
 fn stop_releases_everything_and_is_idempotent() {
     let dir = StateDir::new();
