@@ -251,7 +251,7 @@ pub fn idle(stead: &Stead, pueue: Option<&Pueue>) -> anyhow::Result<(Idle, Optio
 
 /// The idle figure as a user measures it: proportional set size right after a start and
 /// one status call, over every process the daemon keeps (stead: the server, its spawner
-/// of monitors and anything else below it).
+/// of monitors and anything else below it; the spawner lives only while runs start).
 pub struct IdlePss {
     /// MiB over all the processes.
     pub total: f64,
@@ -259,11 +259,12 @@ pub struct IdlePss {
 }
 
 /// A fresh stead server after its start and one status call, and pueued (already started)
-/// after one status call, in PSS.
+/// after one status call, in PSS; and stead's server after one run (`true`, waited for),
+/// with the spawner that run started and the monitor it leaves waiting for the next.
 pub fn idle_pss(
     stead: &Stead,
     pueue: Option<&Pueue>,
-) -> anyhow::Result<(IdlePss, Option<IdlePss>)> {
+) -> anyhow::Result<(IdlePss, Option<IdlePss>, IdlePss)> {
     let dir = stead.dir("pss");
     let pid = stead.status(&dir, &[])?.pid;
     stead.status(&dir, &[])?;
@@ -285,6 +286,9 @@ pub fn idle_pss(
             of(p.pid())
         })
         .transpose()?;
+    stead.call(&dir, &["job", "add", "once", "--", "true"])?;
+    stead.call(&dir, &["run", "once", "--wait"])?;
+    let after_a_run = of(pid)?;
     stead.stop(&dir)?;
-    Ok((ours, theirs))
+    Ok((ours, theirs, after_a_run))
 }

@@ -113,6 +113,8 @@ pub struct FloorReport {
     pub pueue_idle: Option<Idle>,
     pub pss: IdlePss,
     pub pueue_pss: Option<IdlePss>,
+    /// stead's after one run: the server, its spawner and a monitor waiting.
+    pub pss_after_a_run: IdlePss,
     pub warm: Stats,
     pub pueue_warm: Option<Stats>,
     pub sizes: Sizes,
@@ -400,7 +402,7 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
     let sizes = sizes(stead, pueue)?;
     progress("idle memory beside pueued");
     let (idle, pueue_idle) = figures::idle(stead, pueue)?;
-    let (pss, pueue_pss) = figures::idle_pss(stead, pueue)?;
+    let (pss, pueue_pss, pss_after_a_run) = figures::idle_pss(stead, pueue)?;
     progress("warm status beside pueue status");
     let (warm_stats, pueue_warm) = figures::warm(stead, pueue, warm)?;
     progress(&format!(
@@ -450,6 +452,7 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
         pueue_idle,
         pss,
         pueue_pss,
+        pss_after_a_run,
         warm: warm_stats,
         pueue_warm,
         sizes,
@@ -573,6 +576,11 @@ impl FloorReport {
                 pss.total, pss.processes
             ),
         };
+        let _ = writeln!(
+            out,
+            "PSS after one run                         stead {:.1} MiB ({} processes: the server, its spawner, a monitor waiting)",
+            self.pss_after_a_run.total, self.pss_after_a_run.processes
+        );
         let sz = &self.sizes;
         let _ = match sz.pueue {
             Some((client, daemon)) => writeln!(
@@ -643,6 +651,8 @@ impl FloorReport {
             "http_post_ms_warm": stats(&self.http.warm.per_post),
             "idle_pss_mib": self.pss.total,
             "idle_pss_processes": self.pss.processes,
+            "after_a_run_pss_mib": self.pss_after_a_run.total,
+            "after_a_run_pss_processes": self.pss_after_a_run.processes,
             "pueued_idle_pss_mib": self.pueue_pss.as_ref().map(|p| p.total),
             "program_mib": {"stead": self.sizes.stead, "steadd": self.sizes.steadd},
             "pueue_program_mib": self.sizes.pueue.map(|(c, d)| json!({"pueue": c, "pueued": d})),

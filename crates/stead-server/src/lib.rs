@@ -160,11 +160,9 @@ pub async fn run(
     runs::reconcile(&shared).await;
     tasks::cluster::start(&shared);
     on_ready(&shared.hello());
-    // Up before the first run needs it, off the path of this server's first answers;
-    // then, once the background tasks below have made their first pass, what the start
-    // touched is let go of.
-    let warming = shared.clone();
-    tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
+    // Once the background tasks below have made their first pass, what the start
+    // touched is let go of. (The spawner of monitors is started by the first run, or
+    // ahead of the first fire: an idle server holds no process but its own.)
     let settling = shared.clone();
     tokio::spawn(async move {
         let passes = settling

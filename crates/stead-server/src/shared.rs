@@ -191,7 +191,11 @@ impl Shared {
                 log_dir: world.paths.logs_dir().join("runs"),
                 power_supplies: world.config.power_supplies.clone(),
             },
-            spawner: crate::runs::spawner::Spawner::new(&world.monitor_exe, world.paths.dir()),
+            spawner: crate::runs::spawner::Spawner::new(
+                &world.monitor_exe,
+                world.paths.dir(),
+                world.config.timings.spawner_idle,
+            ),
             writes: crate::request::group_commit::Group::default(),
             starter: crate::tasks::starter::Due::default(),
             monitors: Default::default(),

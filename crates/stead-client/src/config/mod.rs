@@ -52,6 +52,9 @@ pub struct Timings {
     /// The catch-ups that come due at one wake start spread over this long (each at a
     /// delay of its own), not all in the same second.
     pub wake_spread: Duration,
+    /// How long the spawner of monitors is kept with no run to start: then it exits, so
+    /// an idle server holds no process but its own.
+    pub spawner_idle: Duration,
 }
 
 /// What each fire due at the same instant adds to [`Timings::fire_lead`]: readying one
@@ -74,6 +77,7 @@ impl Default for Timings {
             resume_max_age: Duration::from_secs(6 * 3600),
             fire_lead: Duration::from_millis(20),
             wake_spread: Duration::from_secs(5),
+            spawner_idle: Duration::from_secs(60),
         }
     }
 }

@@ -131,6 +131,14 @@ pub static SETTINGS: &[Setting] = &[
         ),
     },
     Setting {
+        table: "timings",
+        key: "spawner_idle",
+        env: Some("STEAD_SPAWNER_IDLE_MS"),
+        doc: "How long the process that starts run monitors is kept with no run to \
+              start; then it exits until the next run (or 2s before a scheduled fire).",
+        kind: duration(|c| &mut c.timings.spawner_idle, "spawner_idle_ms", POSITIVE),
+    },
+    Setting {
         table: "http",
         key: "listen",
         env: None,

@@ -12,12 +12,17 @@
 //! it always could be, and a new spawner is started for the next run. Where the platform
 //! does not allow a forked process to run without exec (macOS: see
 //! [`stead_sys::spawn::FORK_SERVER`]) none is started, and every monitor is exec'd.
+//!
+//! It lives only while runs start: the first run starts it (a scheduled fire has the
+//! scheduler start it [`WARM_AHEAD`] of its instant), and once no run has asked for a
+//! monitor for `[timings] spawner_idle` it is let go, so an idle server, a laptop's
+//! usual state, holds no process but its own.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use stead_monitor::spawner::{self, Forked};
 use tokio::io::Interest;
@@ -26,6 +31,10 @@ use tracing::{info, warn};
 
 /// How long a fork may take before the spawner counts as hung.
 const PATIENCE: Duration = Duration::from_secs(2);
+
+/// How long before a scheduled fire a spawner is started where none runs: starting one
+/// takes milliseconds, and a fire is admitted only `[timings] fire_lead` (20 ms) ahead.
+pub const WARM_AHEAD: Duration = Duration::from_secs(2);
 
 /// A running spawner: its control socket and its process.
 struct Link {
@@ -78,6 +87,10 @@ pub struct Spawner {
     exe: PathBuf,
     state_dir: PathBuf,
     link: tokio::sync::Mutex<Option<Link>>,
+    /// When a monitor was last asked for, or a fire said one soon would be (awake time).
+    wanted: std::sync::Mutex<Instant>,
+    /// How long it is kept after that.
+    idle: Duration,
 }
 
 impl std::fmt::Debug for Spawner {
@@ -87,26 +100,62 @@ impl std::fmt::Debug for Spawner {
 }
 
 impl Spawner {
-    pub fn new(exe: &Path, state_dir: &Path) -> Self {
+    /// A spawner of `exe`'s monitors for `state_dir`, kept `idle` after its last use;
+    /// none is started until a run or a fire asks.
+    pub fn new(exe: &Path, state_dir: &Path, idle: Duration) -> Self {
         Self {
             exe: exe.to_path_buf(),
             state_dir: state_dir.to_path_buf(),
             link: tokio::sync::Mutex::new(None),
+            wanted: std::sync::Mutex::new(Instant::now()),
+            idle,
         }
     }
 
-    /// Starts the spawner process now, so the first run does not wait for it (on a
+    /// Starts the spawner process now, so the run coming does not wait for it (on a
     /// blocking thread of the server's runtime: it forks and execs).
     pub fn warm(&self) {
+        self.want();
         let mut link = self.link.blocking_lock();
         if link.is_none() {
             *link = self.start();
         }
     }
 
+    /// Whether [`Spawner::warm`] would start one: none runs (or is being started), and
+    /// this platform has them.
+    pub fn needs_start(&self) -> bool {
+        stead_sys::spawn::FORK_SERVER && self.link.try_lock().is_ok_and(|link| link.is_none())
+    }
+
+    /// Keeps the spawner for `self.idle` from now: a fire will want it by then.
+    pub fn want(&self) {
+        *self.wanted.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    /// Lets the spawner go when no monitor has been asked of it for `self.idle`: it
+    /// sees its socket close and exits (its monitors live on). One busy starting a
+    /// monitor is not idle.
+    pub fn let_go_if_idle(&self) {
+        let wanted = *self.wanted.lock().unwrap_or_else(|p| p.into_inner());
+        if wanted.elapsed() < self.idle {
+            return;
+        }
+        let Ok(mut link) = self.link.try_lock() else {
+            return;
+        };
+        if link.take().is_some() {
+            info!(
+                idle_ms = self.idle.as_millis() as u64,
+                "no run asked for a monitor meanwhile; the spawner is let go until the next"
+            );
+        }
+    }
+
     /// Forks a monitor for `start` (a `MonitorStart` as JSON) with `stdout` as its
     /// stdout. An error: start the monitor by exec.
     pub async fn spawn(&self, start: &[u8], stdout: BorrowedFd<'_>) -> io::Result<Forked> {
+        self.want();
         let mut slot = self.link.lock().await;
         // Out of the slot while asked: a request given up on half-way (its answer may
         // still come) drops the link with it, and the next run gets a new spawner

@@ -32,6 +32,7 @@ pub async fn run(shared: Arc<Shared>) {
             return;
         }
         crate::tasks::overdue::check(&shared).await;
+        shared.runs.spawner.let_go_if_idle();
         if shared.world.store.is_shared() {
             crate::runs::ownership::refresh(&shared).await;
         }

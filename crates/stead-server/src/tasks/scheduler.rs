@@ -17,6 +17,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::request::ledger_calls::{blocking, in_flight};
 use crate::runs;
+use crate::runs::spawner::WARM_AHEAD;
 use crate::shared::Shared;
 use stead_core::clock::rfc3339;
 use stead_core::conditions;
@@ -120,6 +121,7 @@ async fn schedule(
                 });
             }
         }
+        let warm_at = spawner_ahead(&shared, &coming, now);
         let lead = lead(&shared, &coming);
         let staged = stage(&shared, &coming, now, lead).await;
         shared.passed(&mut passed);
@@ -138,7 +140,10 @@ async fn schedule(
             .map(|at| {
                 let ahead = coming.iter().filter(|c| c.at == at).count().max(1);
                 at.checked_sub(lead_of(&shared, ahead)).unwrap_or(at)
-            });
+            })
+            .into_iter()
+            .chain(warm_at)
+            .min();
         awake_since = now;
         debug!(next = ?next_wake.map(rfc3339), "scheduler sleeping");
         let clock = shared.world.clock.clone();
@@ -220,6 +225,28 @@ fn delayed(shared: &Shared, job: &StoredJob, mut new: NewRun, now: Timestamp) ->
         new.not_before = from.checked_add(delay).ok();
     }
     new
+}
+
+/// Readies the spawner of monitors for the next fire of `coming`: started once the fire
+/// is [`WARM_AHEAD`] away, kept meanwhile if it runs. Returns when to wake to start it,
+/// where none runs and the fire is further away.
+fn spawner_ahead(shared: &Arc<Shared>, coming: &[Coming<'_>], now: Timestamp) -> Option<Timestamp> {
+    let first = coming.iter().map(|c| c.at).min()?;
+    let warm_at = first.checked_sub(WARM_AHEAD).unwrap_or(first);
+    let spawner = &shared.runs.spawner;
+    if !spawner.needs_start() {
+        // Kept until the fire, if it comes within the spawner's idle time.
+        if first.duration_since(now).unsigned_abs() <= shared.world.config.timings.spawner_idle {
+            spawner.want();
+        }
+        return None;
+    }
+    if warm_at > now {
+        return Some(warm_at);
+    }
+    let warming = shared.clone();
+    tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
+    None
 }
 
 /// How far ahead of their instant fires are admitted now: the configured lead, and more

@@ -342,6 +342,54 @@ fn a_killed_spawner_costs_no_run_and_is_replaced() {
     assert_ne!(next, first);
 }
 
+/// An idle server keeps no spawner: a run starts one, which is let go once no run has
+/// asked for a monitor for `spawner_idle`; a scheduled fire has one started ahead of its
+/// instant, so that start costs the fire nothing.
+#[test]
+fn the_spawner_lives_while_runs_start_and_is_started_ahead_of_a_fire() {
+    const STARTED: &str = "started the spawner of monitors";
+    let mut dir = StateDir::new();
+    dir.set_env("STEAD_SPAWNER_IDLE_MS", "500");
+    dir.status();
+    assert!(dir.spawner_pids().is_empty(), "an idle server keeps none");
+    add_job(&dir, "now", &[], "echo ran");
+    let run = json(&dir, &["run", "now", "--wait"]);
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert!(dir.log().contains(STARTED), "the run started one");
+    wait_until("the idle spawner is let go", || {
+        dir.spawner_pids().is_empty()
+    });
+    assert!(dir.log().contains("the spawner is let go"), "{}", dir.log());
+
+    // Fires 3 s apart: each finds the spawner let go since the one before, 2.5 s earlier.
+    add_job(&dir, "tick", &["--every", "3s"], "echo tick");
+    let mut fired = Vec::new();
+    wait_until("two fires ended", || {
+        fired = runs_of(&dir, "tick")
+            .into_iter()
+            .filter(|r| r["ended_at"].is_string())
+            .collect();
+        fired.len() >= 2
+    });
+    let log = dir.log();
+    let starts: Vec<i64> = log
+        .lines()
+        .filter(|line| line.contains(STARTED))
+        .filter_map(|line| line.split_whitespace().next())
+        .map(ms_of)
+        .collect();
+    for run in &fired {
+        assert_eq!(run["status"], "succeeded", "{run}");
+        let instant = ms_of(run["scheduled_at"].as_str().unwrap());
+        assert!(
+            starts
+                .iter()
+                .any(|&at| instant - 3_000 <= at && at < instant),
+            "a spawner was started in the 3 s before the fire at {instant}: {starts:?}\n{log}"
+        );
+    }
+}
+
 /// The spawner forks the monitor but answers after the server's patience (2 s): the
 /// server gives up on it, kills the spawner and execs a second monitor for the same run,
 /// which finds the run taken by the first and leaves. The run must be the first
