@@ -1,7 +1,8 @@
-//! Lays out the daemon's hot code together: the functions an idle server and a run
+//! Lays out each program's hot code together: the functions an idle server and a run
 //! execute, listed in `hot-code.order` by `scripts/order-hot-code`, go first in
-//! steadd's text, so that the pages the kernel maps around each one touched (64 KiB at a
-//! time) hold hot code rather than cold. Only where the linker is known to take a symbol
+//! steadd's text, and those of the client's commonest commands (`hot-code-client.order`)
+//! first in stead's, so that the pages the kernel maps around each one touched (64 KiB
+//! at a time) hold hot code rather than cold. Only where the linker is known to take a symbol
 //! ordering file (rust-lld, the default on x86_64 Linux) and the build names no linker
 //! of its own; `STEAD_NO_HOT_ORDER=1` turns it off. A name the list has and the build
 //! does not (after an upgrade) is skipped by the linker: the layout only gets worse, the
@@ -11,6 +12,7 @@ use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-changed=hot-code.order");
+    println!("cargo:rerun-if-changed=hot-code-client.order");
     println!("cargo:rerun-if-env-changed=STEAD_NO_HOT_ORDER");
     let target = std::env::var("TARGET").unwrap_or_default();
     let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
@@ -21,8 +23,15 @@ fn main() {
     if target != "x86_64-unknown-linux-gnu" || own_linker || off {
         return;
     }
+    order("steadd", "hot-code.order");
+    order("stead", "hot-code-client.order");
+}
+
+/// Links the program `bin` with its functions in the order `list` gives, when there is
+/// that list.
+fn order(bin: &str, list: &str) {
     let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    let order = Path::new(&dir).join("hot-code.order");
+    let order = Path::new(&dir).join(list);
     if !order.is_file() {
         return;
     }
@@ -30,11 +39,11 @@ fn main() {
     // argument does: a tree whose target directory another checkout shares (a clone
     // that later went away) would otherwise be left pointing at that checkout's file.
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    let copy = Path::new(&out).join("hot-code.order");
-    std::fs::copy(&order, &copy).expect("hot-code.order copies into OUT_DIR");
+    let copy = Path::new(&out).join(list);
+    std::fs::copy(&order, &copy).expect("the order list copies into OUT_DIR");
     println!(
-        "cargo:rustc-link-arg-bin=steadd=-Wl,--symbol-ordering-file={}",
+        "cargo:rustc-link-arg-bin={bin}=-Wl,--symbol-ordering-file={}",
         copy.display()
     );
-    println!("cargo:rustc-link-arg-bin=steadd=-Wl,--no-warn-symbol-ordering");
+    println!("cargo:rustc-link-arg-bin={bin}=-Wl,--no-warn-symbol-ordering");
 }

@@ -104,6 +104,8 @@ pub struct FloorReport {
     /// how much of its hot code the linker could lay out together (`None` without the
     /// list or `nm`).
     pub hot_code: Option<(usize, usize)>,
+    /// The same of stead and `crates/stead/hot-code-client.order`.
+    pub hot_code_client: Option<(usize, usize)>,
     pub latency_sqlite: Latency,
     pub latency_pg: Option<Latency>,
     pub burst: Burst,
@@ -442,7 +444,8 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
     };
     Ok(FloorReport {
         stead: stead.exe().display().to_string(),
-        hot_code: hot_code(&stead.exe().with_file_name("steadd")),
+        hot_code: hot_code(&stead.exe().with_file_name("steadd"), "hot-code.order"),
+        hot_code_client: hot_code(stead.exe(), "hot-code-client.order"),
         latency_sqlite,
         latency_pg,
         burst,
@@ -460,10 +463,12 @@ pub fn run(inputs: Inputs<'_>) -> anyhow::Result<FloorReport> {
     })
 }
 
-/// How many of the functions `crates/stead/hot-code.order` lists `steadd` defines, of
-/// how many (see `scripts/order-hot-code`): a list gone stale after an upgrade shows here.
-fn hot_code(steadd: &Path) -> Option<(usize, usize)> {
-    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stead/hot-code.order");
+/// How many of the functions `crates/stead/LIST` lists `program` defines, of how many
+/// (see `scripts/order-hot-code`): a list gone stale after an upgrade shows here.
+fn hot_code(program: &Path, list: &str) -> Option<(usize, usize)> {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../stead")
+        .join(list);
     let listed: Vec<String> = std::fs::read_to_string(list)
         .ok()?
         .lines()
@@ -471,7 +476,7 @@ fn hot_code(steadd: &Path) -> Option<(usize, usize)> {
         .collect();
     let out = Command::new("nm")
         .arg("--defined-only")
-        .arg(steadd)
+        .arg(program)
         .output()
         .ok()?;
     let defined: std::collections::HashSet<&str> = std::str::from_utf8(&out.stdout)
@@ -607,14 +612,20 @@ impl FloorReport {
                 "clean release build of this tree          not measured (--clean-build)"
             ),
         };
-        match self.hot_code {
-            Some((found, listed)) => {
-                let _ = writeln!(
+        for (program, list, figure) in [
+            ("steadd", "hot-code.order", self.hot_code),
+            ("stead", "hot-code-client.order", self.hot_code_client),
+        ] {
+            let _ = match figure {
+                Some((found, listed)) => writeln!(
                     out,
-                    "hot code laid out together                {found} of the {listed} functions crates/stead/hot-code.order lists"
-                );
-            }
-            None => out.push_str("hot code laid out together                no list, or no nm\n"),
+                    "hot code laid out together, {program:<13}{found} of the {listed} functions crates/stead/{list} lists"
+                ),
+                None => writeln!(
+                    out,
+                    "hot code laid out together, {program:<13}no list, or no nm"
+                ),
+            };
         }
         match &self.pueue_warm {
             Some(p) => {
@@ -641,6 +652,7 @@ impl FloorReport {
         json!({
             "stead": self.stead,
             "hot_code_functions": self.hot_code.map(|(found, listed)| json!({"found": found, "listed": listed})),
+            "hot_code_client_functions": self.hot_code_client.map(|(found, listed)| json!({"found": found, "listed": listed})),
             "fire_to_exec_sqlite_ms": stats(&self.latency_sqlite.exec),
             "fire_to_exec_postgres_ms": self.latency_pg.as_ref().map(|l| stats(&l.exec)),
             "burst": self.burst.json(),
