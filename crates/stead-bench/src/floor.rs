@@ -115,7 +115,7 @@ pub struct FloorReport {
     pub pueue_idle: Option<Idle>,
     pub pss: IdlePss,
     pub pueue_pss: Option<IdlePss>,
-    /// stead's after one run: the server, its spawner and a monitor waiting.
+    /// stead's after one run: the server, its spawner and any monitor still waiting.
     pub pss_after_a_run: IdlePss,
     pub warm: Stats,
     pub pueue_warm: Option<Stats>,
@@ -583,7 +583,7 @@ impl FloorReport {
         };
         let _ = writeln!(
             out,
-            "PSS after one run                         stead {:.1} MiB ({} processes: the server, its spawner, a monitor waiting)",
+            "PSS after one run                         stead {:.1} MiB ({} processes: the server, its spawner, any monitor still waiting for a run)",
             self.pss_after_a_run.total, self.pss_after_a_run.processes
         );
         let sz = &self.sizes;

@@ -237,7 +237,8 @@ pub fn sweep_probe(n: usize) -> anyhow::Result<()> {
     for _ in 0..n {
         let start = Instant::now();
         let none = std::collections::HashSet::new();
-        let ended = stead_monitor::sweep::end_descendants(Duration::ZERO, &none, "");
+        // No command: no group of its own (0 is no process group).
+        let ended = stead_monitor::sweep::end_descendants(Duration::ZERO, &none, "", 0);
         samples.push(start.elapsed().as_secs_f64() * 1e3);
         if ended != 0 {
             bail!("the probe had descendants to end: {ended}");

@@ -1,5 +1,5 @@
-//! The spawner: a small process each server starts once (`stead spawner`, a hidden
-//! subcommand) where the platform allows it ([`stead_sys::spawn::FORK_SERVER`]: Linux),
+//! The spawner: a small process a server keeps while runs start (`stead spawner`, a
+//! hidden subcommand) where the platform allows it ([`stead_sys::spawn::FORK_SERVER`]: Linux),
 //! which forks a run's monitor on request. A monitor so made skips what an
 //! exec of the whole binary costs (loading and relocating it, the runtime's start, the
 //! argument parser): it is a copy of a process that is already up, and runs

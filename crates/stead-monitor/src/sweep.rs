@@ -1,7 +1,8 @@
 //! Descendants that left the command's process group: a `setsid` daemon, the grandchild
 //! of a double fork. Signalling the group never reaches them, so when a command ends (by
 //! itself, cancelled or timed out) the monitor looks for every process still descended
-//! from it and ends those too: no descendant outlives its run.
+//! from it and ends those too: no descendant outlives its run, but for a stead server
+//! the command started, which serves every job ([`procs::apart_from_servers`]).
 //!
 //! How they are found is the platform layer's ([`stead_sys::procs`]): below the monitor,
 //! a child subreaper, on Linux; below it or by the run's marker in their environment on
@@ -29,15 +30,21 @@ pub fn spare_group(group: Option<i32>) {
     SPARED_GROUP.store(group.unwrap_or(0), Ordering::SeqCst);
 }
 
-/// Ends every live descendant of this process (SIGTERM, then SIGKILL after `grace`) and
-/// returns how many there were, leaving out those in `counted` (already counted as
-/// members of the command's group, which one of them may have left on its way out).
-/// `marker`: the run's marker ([`stead_sys::procs::MARKER_VAR`]).
-pub fn end_descendants(grace: Duration, counted: &HashSet<Identity>, marker: &str) -> usize {
+/// Ends every live descendant of this process (SIGTERM, then SIGKILL after `grace`) but
+/// a stead server the command (of process group `group`) started, and returns how many
+/// there were, leaving out those in `counted` (already counted as members of the
+/// command's group, which one of them may have left on its way out). `marker`: the
+/// run's marker ([`stead_sys::procs::MARKER_VAR`]).
+pub fn end_descendants(
+    grace: Duration,
+    counted: &HashSet<Identity>,
+    marker: &str,
+    group: i32,
+) -> usize {
     // Each process once, by its identity, however many passes see it.
     let mut ended = HashSet::new();
     for _ in 0..PASSES {
-        let found: Vec<(Proc, ExitWatch)> = below(marker)
+        let found: Vec<(Proc, ExitWatch)> = procs::apart_from_servers(below(marker), group)
             .into_iter()
             .filter_map(|p| Some((p, hold(&p)?)))
             .collect();
@@ -141,7 +148,7 @@ mod tests {
         let identity = stead_sys::identity::of_pid(pid as u32)
             .unwrap()
             .expect("the escapee lives");
-        let ended = end_descendants(Duration::from_secs(5), &HashSet::new(), &marker);
+        let ended = end_descendants(Duration::from_secs(5), &HashSet::new(), &marker, 0);
         assert!(ended >= 1, "the escapee was ended");
         assert!(
             stead_sys::identity::wait_gone(pid as u32, &identity, Duration::from_secs(10)),

@@ -211,7 +211,12 @@ pub fn watch(
     let escaped = if watch.nothing_left {
         0
     } else {
-        sweep::end_descendants(watch.limits.kill_grace, &watch.signalled, &watch.marker)
+        sweep::end_descendants(
+            watch.limits.kill_grace,
+            &watch.signalled,
+            &watch.marker,
+            watch.leader.as_raw_nonzero().get(),
+        )
     };
     reap::reap_all();
     // Pipes left unread when the drain ran out of time: what they kept back goes in.

@@ -54,23 +54,27 @@ pub fn process(pid: i32) -> Option<Proc> {
 
 /// The live processes descended from this one, zombies left out (whatever a zombie had
 /// was handed on as it exited); on macOS also those that carry `marker` in
-/// [`MARKER_VAR`] after launchd adopted them. Left out too: every process that runs this
-/// very program, and what lies below it ([`apart_from_this_program`]).
+/// [`MARKER_VAR`] after launchd adopted them.
 pub fn descendants(marker: &str) -> Vec<Proc> {
-    let me = std::process::id() as i32;
-    apart_from_this_program(os::descendants(me, marker), os::executable(me), |pid| {
-        os::executable(pid)
-    })
+    os::descendants(std::process::id() as i32, marker)
 }
 
-/// `found` without the processes that run `program` (read for each by `executable`) and
-/// those below them. A run's monitor runs stead's daemon program; so does a server that
-/// a command of the run started (`stead status` after the server it ran under stopped,
-/// a `stead restart` from an agent's turn), with its spawner and monitors. That server
-/// is the user's, serving every job: ending it with the run, and the runs it started
-/// since, would cut work that is no part of this run.
+/// `found` (this process's descendants) without the processes outside the process group
+/// `group` that run this very program, and those below them. A run's monitor runs
+/// stead's daemon program; so does a server that a command of the run started (`stead
+/// status` after the server it ran under stopped, a `stead restart` from an agent's
+/// turn), in a session of its own, with its spawner and monitors. That server is the
+/// user's, serving every job: ending it with the run, and the runs it started since,
+/// would cut work that is no part of this run. A process of the command's own group is
+/// the command's, whatever it runs.
+pub fn apart_from_servers(found: Vec<Proc>, group: i32) -> Vec<Proc> {
+    let me = std::process::id() as i32;
+    apart_from_this_program(found, group, os::executable(me), os::executable)
+}
+
 fn apart_from_this_program(
     found: Vec<Proc>,
+    group: i32,
     program: Option<PathBuf>,
     executable: impl Fn(i32) -> Option<PathBuf>,
 ) -> Vec<Proc> {
@@ -79,7 +83,7 @@ fn apart_from_this_program(
     };
     let ours: HashSet<i32> = found
         .iter()
-        .filter(|p| executable(p.pid).as_ref() == Some(&program))
+        .filter(|p| p.group != group && executable(p.pid).as_ref() == Some(&program))
         .map(|p| p.pid)
         .collect();
     if ours.is_empty() {
@@ -124,7 +128,7 @@ mod tests {
             started: 1,
             zombie: false,
         };
-        // 10 is the root; 11 runs this program, 12 and 13 below it; 14 and 15 another.
+        // 10 is the root; 11 runs this program, 12 and 13 below it; 14 runs it too.
         let found = vec![
             p(11, 10),
             p(12, 11),
@@ -132,18 +136,20 @@ mod tests {
             p(20, 10),
             p(21, 20),
             p(14, 21),
+            p(30, 10),
         ];
         let program = PathBuf::from("/bin/steadd");
         let executable = |pid| match pid {
-            11 | 14 => Some(program.clone()),
+            11 | 14 | 30 => Some(program.clone()),
             _ => Some(PathBuf::from("/bin/sh")),
         };
-        let kept = apart_from_this_program(found.clone(), Some(program.clone()), executable);
+        // 30 runs this program in the command's own group (30): it is the command's.
+        let kept = apart_from_this_program(found.clone(), 30, Some(program.clone()), executable);
         let pids: Vec<i32> = kept.iter().map(|p| p.pid).collect();
-        assert_eq!(pids, [20, 21]);
+        assert_eq!(pids, [20, 21, 30]);
         // Where this program's path cannot be read, nothing is left out.
         assert_eq!(
-            apart_from_this_program(found.clone(), None, executable),
+            apart_from_this_program(found.clone(), 30, None, executable),
             found
         );
     }
@@ -151,8 +157,10 @@ mod tests {
     #[test]
     fn this_process_runs_the_program_it_was_started_from() {
         let me = std::process::id() as i32;
-        let exe = std::env::current_exe().unwrap();
-        assert_eq!(os::executable(me), Some(exe));
+        // Resolved: macOS reports the path with its links resolved (/private/tmp).
+        let exe = std::env::current_exe().unwrap().canonicalize().unwrap();
+        let found = os::executable(me).map(|path| path.canonicalize().unwrap());
+        assert_eq!(found, Some(exe));
     }
 
     #[test]

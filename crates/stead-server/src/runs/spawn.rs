@@ -169,7 +169,8 @@ fn handed_over(shared: &Arc<Shared>, run_id: i64, start: &MonitorStart) -> bool 
 }
 
 /// Asks the spawner for the monitor; hands the plan and the link back when it cannot
-/// (or where there is no spawner: see [`stead_sys::spawn::FORK_SERVER`]).
+/// (or where there is no spawner: see [`stead_sys::spawn::FORK_SERVER`]), and has one
+/// started for the next run when none runs.
 async fn forked(
     shared: &Arc<Shared>,
     json: Vec<u8>,
@@ -177,7 +178,13 @@ async fn forked(
 ) -> Result<(stead_monitor::spawner::Forked, OwnedFd), (Vec<u8>, OwnedFd)> {
     match shared.runs.spawner.spawn(&json, stdout.as_fd()).await {
         Ok(forked) => Ok((forked, stdout)),
-        Err(_) => Err((json, stdout)),
+        Err(_) => {
+            if shared.runs.spawner.needs_start() {
+                let warming = shared.clone();
+                tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
+            }
+            Err((json, stdout))
+        }
     }
 }
 

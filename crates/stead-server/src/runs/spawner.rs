@@ -1,5 +1,5 @@
-//! The server's spawner of monitors: one `stead spawner` process, started with the
-//! server, that forks each run's monitor without exec'ing the binary
+//! The server's spawner of monitors: one `stead spawner` process, kept while runs
+//! start, that forks each run's monitor without exec'ing the binary
 //! ([`stead_monitor::spawner`] holds its side and the wire). A monitor so started
 //! begins running its plan at once instead of loading, relocating and initializing a
 //! whole program first.
@@ -13,10 +13,11 @@
 //! does not allow a forked process to run without exec (macOS: see
 //! [`stead_sys::spawn::FORK_SERVER`]) none is started, and every monitor is exec'd.
 //!
-//! It lives only while runs start: the first run starts it (a scheduled fire has the
-//! scheduler start it [`WARM_AHEAD`] of its instant), and once no run has asked for a
-//! monitor for `[timings] spawner_idle` it is let go, so an idle server, a laptop's
-//! usual state, holds no process but its own.
+//! It lives only while runs start: a run that finds none has its monitor exec'd and one
+//! started for the next run (off the event loop), a scheduled fire has the scheduler
+//! start one [`WARM_AHEAD`] of its instant and keep it until just past it, and once no
+//! run has asked for a monitor for `[timings] spawner_idle` it is let go, so an idle
+//! server, a laptop's usual state, holds no process but its own.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -87,9 +88,9 @@ pub struct Spawner {
     exe: PathBuf,
     state_dir: PathBuf,
     link: tokio::sync::Mutex<Option<Link>>,
-    /// When a monitor was last asked for, or a fire said one soon would be (awake time).
-    wanted: std::sync::Mutex<Instant>,
-    /// How long it is kept after that.
+    /// Until when it is kept (awake time): `idle` after a monitor was last asked of it,
+    /// or past a fire that will ask for one.
+    kept_until: std::sync::Mutex<Instant>,
     idle: Duration,
 }
 
@@ -107,7 +108,7 @@ impl Spawner {
             exe: exe.to_path_buf(),
             state_dir: state_dir.to_path_buf(),
             link: tokio::sync::Mutex::new(None),
-            wanted: std::sync::Mutex::new(Instant::now()),
+            kept_until: std::sync::Mutex::new(Instant::now()),
             idle,
         }
     }
@@ -128,17 +129,23 @@ impl Spawner {
         stead_sys::spawn::FORK_SERVER && self.link.try_lock().is_ok_and(|link| link.is_none())
     }
 
-    /// Keeps the spawner for `self.idle` from now: a fire will want it by then.
-    pub fn want(&self) {
-        *self.wanted.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    /// Keeps the spawner for `self.idle` from now.
+    fn want(&self) {
+        self.keep_until(Instant::now() + self.idle);
     }
 
-    /// Lets the spawner go when no monitor has been asked of it for `self.idle`: it
-    /// sees its socket close and exits (its monitors live on). One busy starting a
-    /// monitor is not idle.
+    /// Keeps the spawner until `at` at least (a fire will ask for a monitor by then).
+    pub fn keep_until(&self, at: Instant) {
+        let mut kept = self.kept_until.lock().unwrap_or_else(|p| p.into_inner());
+        *kept = (*kept).max(at);
+    }
+
+    /// Lets the spawner go once it is no longer kept: no monitor asked of it for
+    /// `self.idle`, and no fire coming that will ask. It sees its socket close and exits
+    /// (its monitors live on). One busy starting a monitor is not idle.
     pub fn let_go_if_idle(&self) {
-        let wanted = *self.wanted.lock().unwrap_or_else(|p| p.into_inner());
-        if wanted.elapsed() < self.idle {
+        let kept = *self.kept_until.lock().unwrap_or_else(|p| p.into_inner());
+        if Instant::now() < kept {
             return;
         }
         let Ok(mut link) = self.link.try_lock() else {
@@ -153,15 +160,21 @@ impl Spawner {
     }
 
     /// Forks a monitor for `start` (a `MonitorStart` as JSON) with `stdout` as its
-    /// stdout. An error: start the monitor by exec.
+    /// stdout. An error: start the monitor by exec (and, when none runs, have one
+    /// started for the next run: [`Spawner::needs_start`], [`Spawner::warm`]). None is
+    /// started here: that forks and execs on the server's event loop, and the request
+    /// would then wait out the new spawner's start.
     pub async fn spawn(&self, start: &[u8], stdout: BorrowedFd<'_>) -> io::Result<Forked> {
         self.want();
         let mut slot = self.link.lock().await;
         // Out of the slot while asked: a request given up on half-way (its answer may
         // still come) drops the link with it, and the next run gets a new spawner
         // rather than that answer.
-        let Some(link) = slot.take().or_else(|| self.start()) else {
-            return Err(io::Error::other("no spawner could be started"));
+        let Some(link) = slot.take() else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "no spawner runs",
+            ));
         };
         let asked = tokio::time::timeout(PATIENCE, link.request(start, stdout))
             .await

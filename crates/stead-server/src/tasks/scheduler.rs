@@ -121,12 +121,12 @@ async fn schedule(
                 });
             }
         }
-        let warm_at = spawner_ahead(&shared, &coming, now);
         let lead = lead(&shared, &coming);
         let staged = stage(&shared, &coming, now, lead).await;
         shared.passed(&mut passed);
-        // The next wake: a lead before the next fire not yet staged.
-        let next_wake = coming
+        // The next fire not yet staged, and the next wake: a lead before it (and, where
+        // no spawner may be running by then, when one is to be started for it).
+        let next_fire = coming
             .iter()
             .filter(|c| !staged.contains(&c.job.id))
             .map(|c| c.at)
@@ -136,13 +136,14 @@ async fn schedule(
                     .filter(|c| staged.contains(&c.job.id))
                     .filter_map(|c| c.then),
             )
-            .min()
+            .min();
+        let next_wake = next_fire
             .map(|at| {
                 let ahead = coming.iter().filter(|c| c.at == at).count().max(1);
                 at.checked_sub(lead_of(&shared, ahead)).unwrap_or(at)
             })
             .into_iter()
-            .chain(warm_at)
+            .chain(spawner_ahead(&shared, next_fire, now))
             .min();
         awake_since = now;
         debug!(next = ?next_wake.map(rfc3339), "scheduler sleeping");
@@ -227,25 +228,30 @@ fn delayed(shared: &Shared, job: &StoredJob, mut new: NewRun, now: Timestamp) ->
     new
 }
 
-/// Readies the spawner of monitors for the next fire of `coming`: started once the fire
-/// is [`WARM_AHEAD`] away, kept meanwhile if it runs. Returns when to wake to start it,
-/// where none runs and the fire is further away.
-fn spawner_ahead(shared: &Arc<Shared>, coming: &[Coming<'_>], now: Timestamp) -> Option<Timestamp> {
-    let first = coming.iter().map(|c| c.at).min()?;
-    let warm_at = first.checked_sub(WARM_AHEAD).unwrap_or(first);
-    let spawner = &shared.runs.spawner;
-    if !spawner.needs_start() {
-        // Kept until the fire, if it comes within the spawner's idle time.
-        if first.duration_since(now).unsigned_abs() <= shared.world.config.timings.spawner_idle {
-            spawner.want();
-        }
+/// Readies the spawner of monitors for `next_fire`: once the fire is [`WARM_AHEAD`]
+/// away, one is started where none runs, and kept until just past the fire. Returns
+/// when to wake for that, while the fire is further away.
+fn spawner_ahead(
+    shared: &Arc<Shared>,
+    next_fire: Option<Timestamp>,
+    now: Timestamp,
+) -> Option<Timestamp> {
+    if !stead_sys::spawn::FORK_SERVER {
         return None;
     }
+    let fire = next_fire?;
+    let warm_at = fire.checked_sub(WARM_AHEAD).unwrap_or(fire);
     if warm_at > now {
         return Some(warm_at);
     }
-    let warming = shared.clone();
-    tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
+    let spawner = &shared.runs.spawner;
+    // The fire asks for its monitor a lead before its instant: kept a second past it.
+    let until = fire.duration_since(now).unsigned_abs() + std::time::Duration::from_secs(1);
+    spawner.keep_until(std::time::Instant::now() + until);
+    if spawner.needs_start() {
+        let warming = shared.clone();
+        tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
+    }
     None
 }
 
