@@ -245,9 +245,9 @@ impl Connection {
         Ok(run)
     }
 
-    /// `call` on this connection, and once more on a new one when the server went away
-    /// meanwhile (a restart, or a server stopping).
-    fn again<T>(
+    /// `call` on this connection, and once more on a new one (from `reconnect`) when the
+    /// server went away meanwhile (a restart, or a server stopping).
+    pub fn again<T>(
         &mut self,
         reconnect: &mut impl FnMut() -> Result<Connection, ClientError>,
         mut call: impl FnMut(&mut Connection) -> Result<T, ClientError>,

@@ -5,7 +5,8 @@
 //! The plan carries a run's [`Conditions`], made here from its job; the monitor waits
 //! for them (it asks the platform layer for a route out and the power source) between
 //! taking the run and starting its command, so the run is on the ledger the whole time.
-//! The delays ([`jitter_delay`], [`wake_spread`]) are pure functions of their seeds.
+//! The delays ([`jitter_delay`], [`wake_spread`]) are pure functions of their seeds, and
+//! [`not_before`] the decision built on them.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -126,6 +127,35 @@ pub fn jitter_delay(max: Duration, seed: u64) -> Duration {
     Duration::from_millis(seed % ms.saturating_add(1))
 }
 
+/// When a fire of `spec` that runs (`trigger`, due at `scheduled_at`) may start, where
+/// that is later than at once: a fire on time after its jitter, counted from its
+/// instant; a catch-up after its place in the spread of the catch-ups of one wake
+/// (`spread`), counted from `now`. `host`: this host's name, a fixed jitter's seed.
+pub fn not_before(
+    spec: &JobSpec,
+    trigger: Trigger,
+    scheduled_at: Option<Timestamp>,
+    now: Timestamp,
+    host: &str,
+    spread: Duration,
+) -> Option<Timestamp> {
+    let delay = match trigger {
+        Trigger::Scheduled => spec
+            .jitter
+            .as_deref()
+            .and_then(|j| schedule::parse_duration(j).ok())
+            .map(|max| jitter_delay(max, jitter_seed(spec.jitter_fixed, &spec.name, host))),
+        Trigger::CatchUp => scheduled_at.map(|at| wake_spread(spread, &spec.name, at)),
+        _ => None,
+    };
+    let delay = delay.filter(|d| !d.is_zero())?;
+    let from = match trigger {
+        Trigger::Scheduled => scheduled_at.unwrap_or(now),
+        _ => now,
+    };
+    from.checked_add(delay).ok()
+}
+
 /// The delay of a catch-up of `job` (for its fire at `at`) that comes due at a wake,
 /// within `spread`: spread evenly by a hash of both, so the catch-ups of one wake start
 /// over a few seconds, not all in the same one, and one fire always gets the same.
@@ -232,6 +262,48 @@ mod tests {
             keep_awake: true,
             ..JobSpec::default()
         }
+    }
+
+    /// A fixed jitter waits from the fire's instant, a catch-up's spread from now, and
+    /// nothing else waits.
+    #[test]
+    fn a_fire_waits_for_its_jitter_and_a_catch_up_for_its_spread() {
+        let at = Timestamp::from_second(1_800_000_000).unwrap();
+        let now = at.checked_add(Duration::from_secs(3_600)).unwrap();
+        let spread = Duration::from_secs(5);
+        let jittered = JobSpec {
+            jitter: Some("30s".into()),
+            jitter_fixed: true,
+            ..spec()
+        };
+        let delay = jitter_delay(Duration::from_secs(30), jitter_seed(true, "sync", "host"));
+        let fire =
+            |spec: &JobSpec, trigger| not_before(spec, trigger, Some(at), now, "host", spread);
+        assert_eq!(
+            fire(&jittered, Trigger::Scheduled),
+            at.checked_add(delay).ok().filter(|_| !delay.is_zero())
+        );
+        let spread_delay = wake_spread(spread, "sync", at);
+        assert_eq!(
+            fire(&spec(), Trigger::CatchUp),
+            now.checked_add(spread_delay)
+                .ok()
+                .filter(|_| !spread_delay.is_zero())
+        );
+        assert_eq!(fire(&spec(), Trigger::Scheduled), None, "no jitter");
+        assert_eq!(fire(&jittered, Trigger::OnDemand), None, "not a fire");
+        assert_eq!(
+            not_before(
+                &spec(),
+                Trigger::CatchUp,
+                Some(at),
+                now,
+                "host",
+                Duration::ZERO
+            ),
+            None,
+            "no spread"
+        );
     }
 
     #[test]

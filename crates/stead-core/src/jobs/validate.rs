@@ -173,18 +173,9 @@ pub fn validate(mut spec: JobSpec) -> Result<JobSpec, JobError> {
             }
         }
     }
-    if let Some(timeout) = &spec.timeout {
-        let d = schedule::parse_duration(timeout).map_err(|e| sched(e.into()))?;
-        spec.timeout = Some(schedule::format_duration(d));
-    }
-    if let Some(within) = &spec.expect_within {
-        let d = schedule::parse_duration(within).map_err(|e| sched(e.into()))?;
-        spec.expect_within = Some(schedule::format_duration(d));
-    }
-    if let Some(keep_for) = &spec.keep_for {
-        let d = schedule::parse_duration(keep_for).map_err(|e| sched(e.into()))?;
-        spec.keep_for = Some(schedule::format_duration(d));
-    }
+    canonical(&job, &mut spec.timeout)?;
+    canonical(&job, &mut spec.expect_within)?;
+    canonical(&job, &mut spec.keep_for)?;
     if spec.keep_runs == Some(0) {
         return Err(JobError::KeepNoRuns { job });
     }
@@ -323,10 +314,6 @@ fn validate_secrets(spec: &JobSpec) -> Result<(), JobError> {
 /// canonical form.
 fn validate_conditions(spec: &mut JobSpec) -> Result<(), JobError> {
     let job = spec.name.clone();
-    let sched = |e: stead_protocol::units::DurationError| JobError::Schedule {
-        job: job.clone(),
-        source: e.into(),
-    };
     for (field, given) in [
         ("network_check", spec.network_check.is_some()),
         ("network_wait", spec.network_wait.is_some()),
@@ -343,16 +330,22 @@ fn validate_conditions(spec: &mut JobSpec) -> Result<(), JobError> {
             check: check.clone(),
         });
     }
-    if let Some(wait) = &spec.network_wait {
-        let d = schedule::parse_duration(wait).map_err(sched)?;
-        spec.network_wait = Some(schedule::format_duration(d));
-    }
+    canonical(&job, &mut spec.network_wait)?;
     if spec.jitter_fixed && spec.jitter.is_none() {
         return Err(JobError::FixedWithoutJitter { job });
     }
-    if let Some(jitter) = &spec.jitter {
-        let d = schedule::parse_duration(jitter).map_err(sched)?;
-        spec.jitter = Some(schedule::format_duration(d));
+    canonical(&job, &mut spec.jitter)?;
+    Ok(())
+}
+
+/// A duration field of job `job`, checked and written as it reads back (`300s` is `5m`).
+fn canonical(job: &str, field: &mut Option<String>) -> Result<(), JobError> {
+    if let Some(given) = field {
+        let d = schedule::parse_duration(given).map_err(|e| JobError::Schedule {
+            job: job.to_string(),
+            source: e.into(),
+        })?;
+        *given = schedule::format_duration(d);
     }
     Ok(())
 }

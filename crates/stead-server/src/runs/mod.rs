@@ -25,5 +25,5 @@ pub use admit::{Fire, on_demand, start, start_fires, start_now};
 pub use cancel::{cancel, cut_where, relay_cancels};
 pub use reconcile::reconcile;
 pub use reuse::{Link, Monitors};
-pub use spawn::launch;
+pub use spawn::{launch, warm_spawner};
 pub use wait::wait_terminal;

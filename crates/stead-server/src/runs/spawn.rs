@@ -179,12 +179,17 @@ async fn forked(
     match shared.runs.spawner.spawn(&json, stdout.as_fd()).await {
         Ok(forked) => Ok((forked, stdout)),
         Err(_) => {
-            if shared.runs.spawner.needs_start() {
-                let warming = shared.clone();
-                tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
-            }
+            warm_spawner(shared);
             Err((json, stdout))
         }
+    }
+}
+
+/// Has a spawner started, off the event loop (it forks and execs), where none runs.
+pub fn warm_spawner(shared: &Arc<Shared>) {
+    if shared.runs.spawner.needs_start() {
+        let warming = shared.clone();
+        tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
     }
 }
 

@@ -197,33 +197,17 @@ fn stageable(job: &StoredJob, at: Timestamp, in_flight: bool) -> bool {
 /// monitor once its time comes; the row is on the ledger meanwhile, and a server that
 /// stops leaves it waiting for the next.
 fn delayed(shared: &Shared, job: &StoredJob, mut new: NewRun, now: Timestamp) -> NewRun {
-    let delay = match new.trigger {
-        Trigger::Scheduled => job
-            .spec
-            .jitter
-            .as_deref()
-            .and_then(|j| stead_core::schedule::parse_duration(j).ok())
-            .map(|max| {
-                let seed = conditions::jitter_seed(
-                    job.spec.jitter_fixed,
-                    &job.spec.name,
-                    &shared.me.host_name,
-                );
-                conditions::jitter_delay(max, seed)
-            }),
-        Trigger::CatchUp => new.scheduled_at.map(|at| {
-            conditions::wake_spread(shared.world.config.timings.wake_spread, &job.spec.name, at)
-        }),
-        _ => None,
-    };
-    if let Some(delay) = delay.filter(|d| !d.is_zero()) {
-        let from = match new.trigger {
-            // Jitter counts from the fire's instant; a catch-up's spread from now.
-            Trigger::Scheduled => new.scheduled_at.unwrap_or(now),
-            _ => now,
-        };
+    let at = conditions::not_before(
+        &job.spec,
+        new.trigger,
+        new.scheduled_at,
+        now,
+        &shared.me.host_name,
+        shared.world.config.timings.wake_spread,
+    );
+    if at.is_some() {
         new.waiting = true;
-        new.not_before = from.checked_add(delay).ok();
+        new.not_before = at;
     }
     new
 }
@@ -244,14 +228,13 @@ fn spawner_ahead(
     if warm_at > now {
         return Some(warm_at);
     }
-    let spawner = &shared.runs.spawner;
     // The fire asks for its monitor a lead before its instant: kept a second past it.
     let until = fire.duration_since(now).unsigned_abs() + std::time::Duration::from_secs(1);
-    spawner.keep_until(std::time::Instant::now() + until);
-    if spawner.needs_start() {
-        let warming = shared.clone();
-        tokio::task::spawn_blocking(move || warming.runs.spawner.warm());
-    }
+    shared
+        .runs
+        .spawner
+        .keep_until(std::time::Instant::now() + until);
+    runs::warm_spawner(shared);
     None
 }
 

@@ -7,8 +7,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Command;
 
-use stead_client::{Client, ClientError, RunContext};
-use stead_protocol::{ErrorCode, exit};
+use stead_client::{Client, RunContext};
+use stead_protocol::exit;
 
 use super::checkpoint::{refused_fails, writer};
 
@@ -65,12 +65,8 @@ pub fn run(dir: Option<&Path>, args: Args) -> anyhow::Result<i32> {
     // The command may have outlived the server that answered before it (a restart, an idle
     // connection closed): a lost connection or a stopping server is asked again, once, on
     // a fresh connection. Recording a completed step again keeps its first completion.
-    let done = match conn.step_done(run_id, token, &args.name) {
-        Err(ClientError::Io(_)) => super::connect(&client)?.step_done(run_id, token, &args.name),
-        Err(ClientError::Server(e)) if e.code == ErrorCode::ShuttingDown => {
-            super::connect(&client)?.step_done(run_id, token, &args.name)
-        }
-        other => other,
-    };
+    let done = conn.again(&mut || super::connect(&client), |conn| {
+        conn.step_done(run_id, token, &args.name)
+    });
     refused_fails(done.map(|_| ()))
 }

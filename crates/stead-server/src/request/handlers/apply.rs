@@ -6,15 +6,12 @@ use std::sync::Arc;
 use stead_core::jobs;
 use stead_core::jobs::apply::named;
 use stead_core::records::Changes;
-use stead_protocol::{
-    ApplyParams, ApplyResult, ErrorBody, ErrorCode, JobSpec, QueueSpec, ServiceSpec,
-};
+use stead_protocol::{ApplyParams, ApplyResult, ErrorBody, JobSpec, QueueSpec, ServiceSpec};
 
 use super::jobs::{changed, depends_on_known, validated};
 use super::{Answer, invalid, notifiers, queues, services};
 use crate::request::ledger_calls::blocking;
 use crate::shared::Shared;
-use crate::tasks::notify::secret;
 
 pub async fn handle(shared: &Arc<Shared>, params: ApplyParams) -> Answer<ApplyResult> {
     let mut desired = Vec::with_capacity(params.jobs.len());
@@ -85,17 +82,7 @@ pub async fn handle(shared: &Arc<Shared>, params: ApplyParams) -> Answer<ApplyRe
     }
     // A signing notifier's secret exists before the notifier does, as with `notify add`.
     for spec in notifiers.create.iter().chain(&notifiers.update) {
-        if spec.sign {
-            secret(shared, &spec.name).map_err(|e| {
-                ErrorBody::new(
-                    ErrorCode::Internal,
-                    format!(
-                        "notifier {}: cannot keep its signing secret: {e}",
-                        spec.name
-                    ),
-                )
-            })?;
-        }
+        notifiers::signing_secret(shared, spec)?;
     }
     let removed_notifiers = notifiers.remove.clone();
     let changes = Changes {

@@ -3,11 +3,13 @@
 use stead_core::clock::rfc3339;
 use stead_core::jobs::validate::valid_name;
 use stead_core::records::NotifierStats;
-use stead_protocol::{ErrorBody, Notifier, NotifierSpec, NotifyEvent, redact_notifier_url};
+use stead_protocol::{
+    ErrorBody, ErrorCode, Notifier, NotifierSpec, NotifyEvent, redact_notifier_url,
+};
 
 use super::invalid;
 use crate::shared::Shared;
-use crate::tasks::notify::secret_path;
+use crate::tasks::notify::{secret, secret_path};
 
 /// A notifier spec checked, with its events in one order and without repeats.
 pub fn validated(mut spec: NotifierSpec) -> Result<NotifierSpec, ErrorBody> {
@@ -42,6 +44,23 @@ pub fn validated(mut spec: NotifierSpec) -> Result<NotifierSpec, ErrorBody> {
         )));
     }
     Ok(spec)
+}
+
+/// Makes a signing notifier's secret, before the notifier exists (so its receiver can be
+/// given the secret at once); nothing for one that does not sign.
+pub fn signing_secret(shared: &Shared, spec: &NotifierSpec) -> Result<(), ErrorBody> {
+    if !spec.sign {
+        return Ok(());
+    }
+    secret(shared, &spec.name).map(drop).map_err(|e| {
+        ErrorBody::new(
+            ErrorCode::Internal,
+            format!(
+                "notifier {}: cannot keep its signing secret: {e}",
+                spec.name
+            ),
+        )
+    })
 }
 
 /// A notifier as answered: its URL shown masked (a webhook's URL may carry a token), kept

@@ -3,27 +3,16 @@
 
 use std::sync::Arc;
 
-use stead_protocol::{ErrorBody, ErrorCode, Notifier, NotifierSpec};
+use stead_protocol::{Notifier, NotifierSpec};
 
 use super::Answer;
-use super::notifiers::{validated, view};
+use super::notifiers::{signing_secret, validated, view};
 use crate::request::ledger_calls::blocking;
 use crate::shared::Shared;
-use crate::tasks::notify::secret;
 
 pub async fn handle(shared: &Arc<Shared>, spec: NotifierSpec) -> Answer<Notifier> {
     let spec = validated(spec)?;
-    if spec.sign {
-        secret(shared, &spec.name).map_err(|e| {
-            ErrorBody::new(
-                ErrorCode::Internal,
-                format!(
-                    "notifier {}: cannot keep its signing secret: {e}",
-                    spec.name
-                ),
-            )
-        })?;
-    }
+    signing_secret(shared, &spec)?;
     let (epoch, now) = (shared.epoch(), shared.world.clock.now());
     let name = spec.name.clone();
     let all = blocking(shared, move |s| {
